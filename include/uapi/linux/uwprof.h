@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * uwprof: sampling profiler with in-kernel DWARF-table unwinding of user stacks.
+ *
+ * This header is the contract between the uwprof module and its userspace
+ * (the uwprof tool, the Python reader). It uses only <linux/types.h>, every
+ * structure is naturally aligned with explicit padding, and every size is a
+ * multiple of 8 so 32- and 64-bit userspace see the same layout.
+ *
+ * Growth rules: every ioctl structure starts with a __u32 'size' that the
+ * caller sets to the sizeof() it was built with. The module accepts a smaller
+ * size (older callers; missing fields read as zero) and a larger one only if
+ * the extra bytes are zero. Reserved fields must be zero. Unknown flags are
+ * rejected with EINVAL. Unknown ioctl commands answer ENOTTY.
+ */
+#ifndef _UAPI_LINUX_UWPROF_H
+#define _UAPI_LINUX_UWPROF_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define UWPROF_ABI_VERSION	1
+
+/* ------------------------------------------------------------------------
+ * Unwind tables
+ *
+ * One table describes one ELF object (executable, shared library, vDSO).
+ * Its addresses are the object's own virtual addresses (as readelf prints
+ * them); a mapping's 'bias' turns a runtime pc into one (vaddr = pc - bias).
+ *
+ * A table blob is laid out as
+ *
+ *	struct uwprof_table_hdr	hdr;
+ *	__u32			pc[nr_rows];	 (vaddr - hdr.base, strictly increasing)
+ *	__u16			rule[nr_rows];	 (index into rules[])
+ *	(zero padding to a multiple of 8 bytes)
+ *	struct uwprof_rule	rules[nr_rules];
+ *
+ * Row i applies to [base + pc[i], base + pc[i + 1]). The last row must use
+ * an UWPROF_CFA_END rule; END rows also mark the gaps between functions.
+ * Identical rules are shared, so a row costs 6 bytes in the blob.
+ * ------------------------------------------------------------------------
+ */
+#define UWPROF_TABLE_MAGIC	0x55575442	/* "UWTB" */
+#define UWPROF_TABLE_VERSION	1
+#define UWPROF_TABLE_MAX_ROWS	(1U << 24)
+#define UWPROF_TABLE_MAX_RULES	(1U << 16)
+
+enum uwprof_arch {
+	UWPROF_ARCH_X86_64	= 1,
+	UWPROF_ARCH_ARM64	= 2,
+};
+
+/* How the canonical frame address (the caller's sp) is computed. */
+enum uwprof_cfa {
+	UWPROF_CFA_END		= 0,	/* no unwind info here: gap or table end */
+	UWPROF_CFA_SP		= 1,	/* CFA = sp + cfa_off */
+	UWPROF_CFA_FP		= 2,	/* CFA = fp + cfa_off (rbp / x29) */
+	/*
+	 * x86_64 lazy PLT entries (16 bytes each):
+	 * CFA = sp + cfa_off + ((pc & 15) >= cfa_arg ? 8 : 0)
+	 */
+	UWPROF_CFA_PLT		= 3,
+	/* An expression the module cannot evaluate: the walk stops here. */
+	UWPROF_CFA_UNSUPPORTED	= 4,
+};
+
+/* Where the caller's value of a register (fp or return address) is. */
+enum uwprof_reg_rule {
+	UWPROF_REG_SAME		= 0,	/* unchanged: still in the register */
+	UWPROF_REG_UNDEF	= 1,	/* undefined: for ra, outermost frame */
+	UWPROF_REG_AT_CFA	= 2,	/* saved at CFA + off */
+	UWPROF_REG_VAL_CFA	= 3,	/* value is CFA + off (DW_CFA_val_offset) */
+	UWPROF_REG_IN_REG	= 4,	/* copied into DWARF register number 'off' */
+	UWPROF_REG_UNSUPPORTED	= 5,	/* expression: not evaluated */
+};
+
+/* uwprof_rule.flags */
+#define UWPROF_RULE_SIGNAL	(1U << 0)	/* FDE of a signal trampoline ('S') */
+#define UWPROF_RULE_PAC		(1U << 1)	/* arm64: ra is signed (negate_ra_state) */
+
+struct uwprof_rule {
+	__u8	cfa_type;	/* enum uwprof_cfa */
+	__u8	fp_type;	/* enum uwprof_reg_rule: rbp / x29 */
+	__u8	ra_type;	/* enum uwprof_reg_rule: return address / x30 */
+	__u8	flags;		/* UWPROF_RULE_* */
+	__s32	cfa_off;
+	__s16	fp_off;		/* register number for UWPROF_REG_IN_REG */
+	__s16	ra_off;
+	__u8	cfa_arg;	/* UWPROF_CFA_PLT: the (pc & 15) threshold */
+	__u8	__reserved[3];	/* must be zero */
+};
+
+struct uwprof_table_hdr {
+	__u32	magic;		/* UWPROF_TABLE_MAGIC */
+	__u16	version;	/* UWPROF_TABLE_VERSION */
+	__u16	arch;		/* enum uwprof_arch */
+	__u32	hdr_size;	/* sizeof(struct uwprof_table_hdr) */
+	__u32	rule_size;	/* sizeof(struct uwprof_rule) */
+	__u32	nr_rows;
+	__u32	nr_rules;
+	__u64	base;		/* vaddr that pc[] is relative to */
+	__u8	build_id[20];	/* GNU build-id, zero padded (informational) */
+	__u32	build_id_size;
+};
+
+/* Blob size for a table of the given shape, for both sides to agree on. */
+#define UWPROF_TABLE_ROWS_OFF(h)	((__u64)(h)->hdr_size)
+#define UWPROF_TABLE_IDX_OFF(h)		(UWPROF_TABLE_ROWS_OFF(h) + 4ULL * (h)->nr_rows)
+#define UWPROF_TABLE_RULES_OFF(h)	\
+	((UWPROF_TABLE_IDX_OFF(h) + 2ULL * (h)->nr_rows + 7) & ~7ULL)
+#define UWPROF_TABLE_SIZE(h)		\
+	(UWPROF_TABLE_RULES_OFF(h) + (__u64)(h)->rule_size * (h)->nr_rules)
+
+/* ------------------------------------------------------------------------
+ * ioctls
+ * ------------------------------------------------------------------------
+ */
+
+/* uwprof_version.caps */
+#define UWPROF_CAP_HW_CYCLES	(1U << 0)	/* a hardware cycles event opens */
+#define UWPROF_CAP_KERNEL_STACK	(1U << 1)	/* caller may see kernel addresses */
+
+struct uwprof_version {
+	__u32	size;		/* in: sizeof(struct uwprof_version) */
+	__u32	abi_version;	/* out: UWPROF_ABI_VERSION */
+	__u32	table_version;	/* out: UWPROF_TABLE_VERSION */
+	__u32	arch;		/* out: enum uwprof_arch */
+	__u32	caps;		/* out: UWPROF_CAP_* */
+	__u32	nr_cpus;	/* out: number of rings (nr_cpu_ids) */
+	__u64	table_mem_max;	/* out: table memory cap, bytes */
+	__u64	__reserved[4];
+};
+
+struct uwprof_table_add {
+	__u32	size;
+	__u32	flags;		/* must be zero */
+	__u64	object_id;	/* caller's key, non-zero; see uwprof_map */
+	__u64	data;		/* pointer to the table blob */
+	__u64	data_size;	/* bytes at 'data' */
+};
+
+struct uwprof_object_del {
+	__u32	size;
+	__u32	flags;		/* must be zero */
+	__u64	object_id;
+};
+
+/* uwprof_map.flags */
+#define UWPROF_MAP_NO_TABLE	(1U << 0)	/* known code without table: use fp */
+
+struct uwprof_map {
+	__u64	start;		/* runtime [start, end) */
+	__u64	end;
+	__u64	bias;		/* object vaddr = pc - bias */
+	__u64	object_id;	/* table to use; 0 with UWPROF_MAP_NO_TABLE */
+	__u32	flags;		/* UWPROF_MAP_* */
+	__u32	__reserved;
+};
+
+#define UWPROF_MAX_MAPS		65536
+
+struct uwprof_maps_set {
+	__u32	size;
+	__u32	flags;		/* must be zero */
+	__u32	pid;		/* thread-group id; replaces its whole list */
+	__u32	nr_maps;	/* sorted by start, non-overlapping */
+	__u64	maps;		/* pointer to struct uwprof_map[nr_maps] */
+};
+
+struct uwprof_process_del {
+	__u32	size;
+	__u32	pid;
+};
+
+/* uwprof_start.flags */
+#define UWPROF_START_SYSTEM_WIDE	(1U << 0)	/* every process, not pids[] */
+#define UWPROF_START_KERNEL_STACK	(1U << 1)	/* kernel frames first */
+#define UWPROF_START_CPU_CLOCK		(1U << 2)	/* force cpu-clock */
+#define UWPROF_START_CYCLES		(1U << 3)	/* force hardware cycles */
+#define UWPROF_START_NO_FP_FALLBACK	(1U << 4)	/* tables only */
+
+#define UWPROF_MAX_DEPTH	2048
+#define UWPROF_MAX_PIDS		1024
+#define UWPROF_MAX_FREQ		100000
+
+struct uwprof_start {
+	__u32	size;
+	__u32	flags;		/* UWPROF_START_* */
+	__u32	freq_hz;	/* 1 .. UWPROF_MAX_FREQ */
+	__u32	max_depth;	/* user frames, 1 .. UWPROF_MAX_DEPTH */
+	__u32	ring_pages;	/* data pages per CPU, power of two; 0: default */
+	__u32	nr_pids;	/* without SYSTEM_WIDE: 1 .. UWPROF_MAX_PIDS */
+	__u64	pids;		/* pointer to __u32 tgids[nr_pids] */
+};
+
+/* Why a user stack ended; uwprof_sample.flags low byte and stats index. */
+enum uwprof_stop {
+	UWPROF_STOP_OK = 0,		/* outermost frame reached (ra undefined) */
+	UWPROF_STOP_FP_END,		/* frame-pointer chain ended at zero */
+	UWPROF_STOP_DEPTH,		/* max_depth reached */
+	UWPROF_STOP_NO_MAP,		/* pc in no known mapping */
+	UWPROF_STOP_NO_ROW,		/* mapped, but no row and no fp fallback */
+	UWPROF_STOP_UNSUPPORTED,	/* row with an unsupported rule */
+	UWPROF_STOP_READ,		/* user memory not readable (not resident) */
+	UWPROF_STOP_BAD_SP,		/* sp did not increase or went out of range */
+	UWPROF_STOP_BAD_PC,		/* return address outside user space */
+	UWPROF_STOP_NO_PROCESS,		/* no mappings uploaded for the process */
+	UWPROF_STOP__COUNT,
+};
+
+/* uwprof_sample.flags */
+#define UWPROF_SAMPLE_STOP_MASK		0xffU	/* enum uwprof_stop */
+#define UWPROF_SAMPLE_FP_USED		(1U << 8)	/* some frame used fp fallback */
+#define UWPROF_SAMPLE_IN_KERNEL		(1U << 9)	/* the sample hit kernel mode */
+
+#define UWPROF_HIST_BUCKETS	16	/* bucket i: [2^i, 2^(i+1)) x 64 ns */
+
+struct uwprof_stats {
+	__u32	size;
+	__u32	__reserved0;
+	__u64	samples;		/* sample records written */
+	__u64	frames;			/* user frames in them */
+	__u64	lost;			/* samples dropped: ring full or nested */
+	__u64	skipped_kthread;
+	__u64	skipped_compat;
+	__u64	skipped_filter;		/* not a traced pid */
+	__u64	fp_frames;		/* frames found by fp fallback */
+	__u64	unknown_maps;		/* UWPROF_REC_UNKNOWN_MAP records written */
+	__u64	stop[UWPROF_STOP__COUNT];
+	__u64	unwind_ns_hist[UWPROF_HIST_BUCKETS];
+	__u64	tables;			/* objects loaded */
+	__u64	table_bytes;
+	__u64	processes;		/* processes with mappings */
+	__u64	processes_dropped;	/* freed on exit or exec */
+	__u64	__reserved[8];
+};
+
+struct uwprof_ring_info {
+	__u32	size;
+	__u32	nr_rings;	/* one per possible CPU */
+	__u64	stride;		/* bytes from one ring's control page to the next */
+	__u64	data_size;	/* bytes of data per ring, a power of two */
+	__u64	mmap_size;	/* nr_rings * stride: the only valid mmap length */
+};
+
+#define UWPROF_IOC_MAGIC	0xb7
+
+#define UWPROF_IOC_VERSION	_IOWR(UWPROF_IOC_MAGIC, 0x00, struct uwprof_version)
+#define UWPROF_IOC_TABLE_ADD	_IOW(UWPROF_IOC_MAGIC, 0x01, struct uwprof_table_add)
+#define UWPROF_IOC_OBJECT_DEL	_IOW(UWPROF_IOC_MAGIC, 0x02, struct uwprof_object_del)
+#define UWPROF_IOC_MAPS_SET	_IOW(UWPROF_IOC_MAGIC, 0x03, struct uwprof_maps_set)
+#define UWPROF_IOC_PROCESS_DEL	_IOW(UWPROF_IOC_MAGIC, 0x04, struct uwprof_process_del)
+#define UWPROF_IOC_START	_IOW(UWPROF_IOC_MAGIC, 0x05, struct uwprof_start)
+#define UWPROF_IOC_STOP		_IO(UWPROF_IOC_MAGIC, 0x06)
+#define UWPROF_IOC_STATS	_IOWR(UWPROF_IOC_MAGIC, 0x07, struct uwprof_stats)
+#define UWPROF_IOC_RING_INFO	_IOWR(UWPROF_IOC_MAGIC, 0x08, struct uwprof_ring_info)
+
+/* ------------------------------------------------------------------------
+ * Rings
+ *
+ * After UWPROF_IOC_START, mmap(NULL, mmap_size, PROT_READ | PROT_WRITE,
+ * MAP_SHARED, fd, 0) maps one ring per possible CPU, ring i at i * stride:
+ *
+ *	page 0:	struct uwprof_ring_ctl, written by the module only
+ *	page 1:	struct uwprof_ring_tail, written by the reader only
+ *	then data_size bytes of records
+ *
+ * Positions are free-running byte counts; a record at position p starts at
+ * data[p & (data_size - 1)] and may wrap around the end of the data area.
+ * Records are 8-byte aligned and start with struct uwprof_rec_hdr.
+ *
+ * Ordering: the module writes a record, then publishes it with a release
+ * store of 'head' (smp_store_release). The reader loads 'head' with acquire
+ * (__atomic_load_n(..., __ATOMIC_ACQUIRE)), reads records up to it, then
+ * stores its new 'tail' with release; the module reads 'tail' with acquire
+ * before it reuses space. The module never trusts 'tail': a value outside
+ * [head - data_size, head] is treated as "nothing consumed".
+ *
+ * When a record does not fit, the module counts it as lost; the next record
+ * that fits is preceded by UWPROF_REC_LOST carrying the exact count.
+ * ------------------------------------------------------------------------
+ */
+#define UWPROF_RING_VERSION	1
+
+struct uwprof_ring_ctl {
+	__u32	version;	/* UWPROF_RING_VERSION */
+	__u32	cpu;
+	__u64	data_offset;	/* from this page to the data area */
+	__u64	data_size;
+	__u64	head;		/* producer position (release) */
+	__u64	lost;		/* records lost on this ring, running total */
+	__u64	__reserved[3];
+};
+
+struct uwprof_ring_tail {
+	__u64	tail;		/* consumer position (release) */
+};
+
+enum uwprof_rec_type {
+	UWPROF_REC_SAMPLE	= 1,
+	UWPROF_REC_LOST		= 2,
+	UWPROF_REC_UNKNOWN_MAP	= 3,
+	UWPROF_REC_EXIT		= 4,
+};
+
+struct uwprof_rec_hdr {
+	__u32	type;		/* enum uwprof_rec_type */
+	__u32	size;		/* whole record, multiple of 8 */
+};
+
+struct uwprof_rec_sample {
+	struct uwprof_rec_hdr hdr;
+	__u64	time_ns;	/* CLOCK_MONOTONIC */
+	__u32	pid;		/* thread-group id */
+	__u32	tid;
+	__u32	cpu;
+	__u32	flags;		/* UWPROF_SAMPLE_*, stop reason in the low byte */
+	__u16	nr_kernel;	/* kernel frames, first in ips[] */
+	__u16	nr_user;	/* user frames, leaf first, after the kernel ones */
+	__u32	__reserved;
+	__u64	period;
+	__u64	ips[];
+};
+
+struct uwprof_rec_lost {
+	struct uwprof_rec_hdr hdr;
+	__u64	count;
+};
+
+/* A sampled pc fell in no uploaded mapping: upload the process's maps. */
+struct uwprof_rec_unknown_map {
+	struct uwprof_rec_hdr hdr;
+	__u64	time_ns;
+	__u32	pid;
+	__u32	tid;
+	__u64	addr;
+};
+
+/* A traced process exited or exec'd; its mappings were dropped. */
+struct uwprof_rec_exit {
+	struct uwprof_rec_hdr hdr;
+	__u64	time_ns;
+	__u32	pid;
+	__u32	exec;		/* 1 when it exec'd, 0 when it exited */
+};
+
+#endif /* _UAPI_LINUX_UWPROF_H */
