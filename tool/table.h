@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Unwind-table compiler: library API (libuwtable.a).
+ *
+ * Owns the public entry points that turn one ELF object's call-frame
+ * information (.eh_frame, or .debug_frame, possibly from a separate debug
+ * file) into the table blob defined by <linux/uwprof.h>, and the text form
+ * of such a blob. Callers: the uwprof tool, host unwinder tests, fuzzers.
+ * Every function is reentrant: no global mutable state.
+ */
+#ifndef UWPROF_TOOL_TABLE_H
+#define UWPROF_TOOL_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <linux/uwprof.h>
+
+/* Why a row got an unsupported rule (or was left out); index of unsupported[]. */
+enum uwprof_unsup {
+	UWPROF_UNSUP_CFA_EXPR = 0,	/* CFA expression other than the PLT forms */
+	UWPROF_UNSUP_CFA_REG,		/* CFA register other than sp / fp */
+	UWPROF_UNSUP_FP_EXPR,		/* fp saved by an expression */
+	UWPROF_UNSUP_RA_EXPR,		/* ra saved by an expression */
+	UWPROF_UNSUP__COUNT,
+};
+
+/* Where the compiled CFI came from (uwprof_table_stats.source). */
+enum uwprof_cfi_source {
+	UWPROF_SRC_NONE = 0,
+	UWPROF_SRC_EH_FRAME,		/* .eh_frame of the object itself */
+	UWPROF_SRC_DEBUG_FRAME,		/* .debug_frame of the object itself */
+	UWPROF_SRC_DEBUG_FILE,		/* .debug_frame of a separate debug file */
+};
+
+#define UWPROF_ERR_LEN	512
+
+/*
+ * A compiled table. 'data' holds the blob exactly as UWPROF_IOC_TABLE_ADD
+ * takes it (header, pc[], rule[], padding, rules[]); it is 8-byte aligned.
+ */
+struct uwprof_blob {
+	void		*data;
+	size_t		size;
+	uint16_t	arch;			/* enum uwprof_arch */
+	uint8_t		key_is_hash;		/* no build-id: key is a file hash */
+	uint8_t		key_size;		/* bytes used in key[] */
+	uint8_t		key[20];		/* GNU build-id, else file hash */
+	char		err[UWPROF_ERR_LEN];	/* on failure: one line, no newline */
+};
+
+struct uwprof_table_stats {
+	uint64_t	cies;
+	uint64_t	fdes;			/* FDEs with a non-empty range */
+	uint64_t	fdes_overlapping;	/* FDEs clipped by an earlier one */
+	uint64_t	rows;			/* rows in the blob, END rows included */
+	uint64_t	end_rows;
+	uint64_t	plt_rows;
+	uint64_t	signal_rows;
+	uint64_t	rules;
+	uint64_t	bytes;			/* blob size */
+	uint64_t	unsupported[UWPROF_UNSUP__COUNT];	/* rows, by reason */
+	uint64_t	wall_ns;		/* time spent in the compile call */
+	int		source;			/* enum uwprof_cfi_source */
+	char		source_path[4096];	/* file the CFI was read from */
+};
+
+/*
+ * Compile the CFI of the ELF object at 'path'. Returns 0, or a negative
+ * errno with out->err set to one line naming the file, section and offset:
+ *   -ENODATA	the object has no unwind information at all
+ *   -ENOEXEC	not an ELF object this compiler handles (class, machine, type)
+ *   -EINVAL	malformed ELF or CFI
+ *   -E2BIG	more rows or rules than the blob format allows
+ *   other	I/O or allocation failure
+ * 'st' may be NULL. On failure out->data is NULL; uwprof_blob_free() is
+ * safe either way.
+ */
+int uwprof_table_compile(const char *path, struct uwprof_blob *out,
+			 struct uwprof_table_stats *st);
+
+/*
+ * The same over an ELF image in memory (a vDSO read from /proc/PID/mem, a
+ * fuzzer input). 'name' is used in messages only. No separate debug file is
+ * searched for. The image is not modified and may be freed on return.
+ */
+int uwprof_table_compile_mem(const void *image, size_t size, const char *name,
+			     struct uwprof_blob *out,
+			     struct uwprof_table_stats *st);
+
+void uwprof_blob_free(struct uwprof_blob *b);
+
+/*
+ * Check that a blob is well formed the way the module requires (magic,
+ * sizes, strictly increasing pc[], rule indexes in range, reserved bytes
+ * zero, last row END). Returns 0 or -EINVAL with 'err' set.
+ */
+int uwprof_blob_check(const void *data, size_t size, char *err, size_t errlen);
+
+/*
+ * Print one line per row, addresses as the object's virtual addresses:
+ *   0x<addr> cfa=<reg><+|-><n> fp=<rule> ra=<rule>[ pac]
+ *   0x<addr> plt cfa=<reg>+<n> arg=<t> fp=<rule> ra=<rule>
+ *   0x<addr> sig ...		(signal trampoline)
+ *   0x<addr> end
+ * A rule is u (not saved), c<+|-><n> (saved at CFA+n), v<+|-><n> (value is
+ * CFA+n), r<regno>, lr (arm64 ra still in the link register), s (same
+ * value, ra only), exp (not evaluated). The blob must pass
+ * uwprof_blob_check(). Returns 0 or -errno from the stream.
+ */
+int uwprof_blob_print(FILE *f, const void *data, size_t size);
+
+#endif /* UWPROF_TOOL_TABLE_H */
