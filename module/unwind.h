@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The unwinder core's interface: table validation and lookup index, the
+ * in-memory table and mapping types, and the user-stack walk.
+ *
+ * The same sources (table_check.c, unwind.c) are compiled twice: into the
+ * module, where unwind_env_kernel.h supplies the types and a user-memory
+ * reader built on copy_from_user_nofault(), and into the host tests, where
+ * tests/unwind/unwind_env_host.h supplies a reader over a stopped process
+ * (process_vm_readv) or a stack snapshot. The core itself allocates nothing,
+ * takes no locks and never dereferences a user address.
+ *
+ * Calling contexts:
+ *   uwprof_table_check(), uwprof_table_init(): process context (the
+ *     TABLE_ADD ioctl), before the table is published. Linear in the blob.
+ *   uwprof_unwind_user(), uwprof_table_lookup(), uwprof_maps_find(): any
+ *     context including NMI and hard IRQ. The caller keeps the mappings and
+ *     the tables they point to alive (RCU read side in the module).
+ */
+#ifndef _UWPROF_UNWIND_H
+#define _UWPROF_UNWIND_H
+
+#ifdef __KERNEL__
+#include "unwind_env_kernel.h"
+#else
+#include "unwind_env_host.h"
+#endif
+
+#include <linux/uwprof.h>
+
+/*
+ * A validated table. Every pointer points into the caller's blob (which must
+ * stay alive and unchanged as long as the table is used) or into the lookup
+ * index the caller allocated for uwprof_table_init().
+ *
+ * Lookup index: slot b holds the index of the row that covers vaddr
+ * base + (b << idx_shift), so the row for any vaddr lies between idx[b] and
+ * idx[b + 1]; a short binary search finishes the job. idx has nr_idx + 1
+ * slots, the last one being nr_rows - 1. idx_shift is chosen so the index
+ * never has more slots than the table has rows (see uwprof_table_check()).
+ */
+struct uwprof_table {
+	const struct uwprof_table_hdr *hdr;
+	const u32 *pc;			/* nr_rows offsets from base */
+	const u16 *rule_idx;		/* nr_rows indexes into rules */
+	const struct uwprof_rule *rules;
+	const u32 *idx;			/* nr_idx + 1 slots */
+	u64 base;			/* object vaddr of pc[] offset 0 */
+	u64 span;			/* pc[nr_rows - 1]: vaddrs covered */
+	u32 nr_rows;
+	u32 nr_rules;
+	u32 nr_idx;
+	u32 idx_shift;
+};
+
+/*
+ * Check a table blob (uapi layout) completely: header fields, arch equal to
+ * the running one, sizes, counts, pcs strictly increasing, rule indexes,
+ * every rule's types, offsets and reserved bytes, last row END, and that
+ * 'size' is exactly the blob size the header implies. The blob must be 8-byte
+ * aligned. On success stores in *idx_bytes the size of the lookup index that
+ * uwprof_table_init() needs (at most 4 * (nr_rows + 1) bytes).
+ *
+ * Return: 0, -EINVAL (malformed) or -E2BIG (nr_rows or nr_rules above the
+ * UWPROF_TABLE_MAX_* limits).
+ */
+int uwprof_table_check(const void *blob, u64 size, u64 *idx_bytes);
+
+/*
+ * Fill 't' for a blob that passed uwprof_table_check() and build its lookup
+ * index into 'idx' (idx_bytes from the check, 4-byte aligned, caller-owned:
+ * kvmalloc() in the module, malloc() on the host). Cannot fail.
+ */
+void uwprof_table_init(struct uwprof_table *t, const void *blob, u32 *idx);
+
+/*
+ * The rule for object vaddr 'vaddr', or NULL when the table does not cover
+ * it (before the first row or at/after the last one). END rows are returned
+ * as such; the caller decides what a gap means.
+ */
+const struct uwprof_rule *uwprof_table_lookup(const struct uwprof_table *t,
+					      u64 vaddr);
+
+/*
+ * One executable mapping of a process, as the module keeps it. Arrays of
+ * these are sorted by start and non-overlapping (the MAPS_SET ioctl checks
+ * that); the core only reads them.
+ */
+struct uwprof_unwind_map {
+	u64 start;			/* runtime [start, end) */
+	u64 end;
+	u64 bias;			/* object vaddr = pc - bias */
+	const struct uwprof_table *table; /* NULL: no table, use fp */
+	u32 flags;			/* UWPROF_MAP_* */
+	u32 __pad;
+};
+
+/* The mapping containing 'pc', or NULL. Binary search, no allocation. */
+const struct uwprof_unwind_map *
+uwprof_maps_find(const struct uwprof_unwind_map *maps, u32 nr_maps, u64 pc);
+
+/*
+ * Arch-neutral user registers at the sample point. x86_64: pc = rip,
+ * sp = rsp, fp = rbp, lr unused. arm64: pc, sp, fp = x29, lr = x30.
+ */
+struct uwprof_regs {
+	u64 pc;
+	u64 sp;
+	u64 fp;
+	u64 lr;
+};
+
+/* uwprof_unwind_req.flags */
+#define UWPROF_UNWIND_NO_FP_FALLBACK	(1U << 0) /* tables only */
+
+/* What to unwind: all inputs of uwprof_unwind_user(). */
+struct uwprof_unwind_req {
+	const struct uwprof_unwind_map *maps;	/* sorted by start */
+	u32 nr_maps;
+	u32 flags;				/* UWPROF_UNWIND_* */
+	struct uwprof_regs regs;		/* interrupted user state */
+	u64 *ips;				/* out: max_depth entries */
+	u32 max_depth;				/* >= 1 */
+	u32 __pad;
+	/*
+	 * The environment's reader context: NULL in the module; the host
+	 * tests pass their reader (process or snapshot).
+	 */
+	void *env;
+};
+
+/* How the walk ended. */
+struct uwprof_unwind_res {
+	u32 nr;			/* frames in ips[], leaf first */
+	u32 stop;		/* enum uwprof_stop */
+	u32 flags;		/* UWPROF_SAMPLE_FP_USED */
+	u32 fp_frames;		/* frames found by frame-pointer fallback */
+	u64 unknown_pc;		/* stop == UWPROF_STOP_NO_MAP: the pc, else 0 */
+};
+
+/*
+ * Walk the user stack described by 'req' and store return addresses (the
+ * interrupted pc first) in req->ips. Returns the number of frames (also in
+ * res->nr; at least 1 when regs.pc is a user address, else 0 with
+ * UWPROF_STOP_BAD_PC).
+ *
+ * Every frame must move sp strictly upwards (except across a signal frame,
+ * which may switch stacks) or the walk stops with UWPROF_STOP_BAD_SP; every
+ * address is checked against the user address-space limit before it is
+ * read; the loop runs at most max_depth times.
+ *
+ * Context: any, including NMI. No locks, no allocation, no sleeping; user
+ * memory is read only through the environment's non-faulting reader.
+ */
+u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
+		       struct uwprof_unwind_res *res);
+
+#endif /* _UWPROF_UNWIND_H */
