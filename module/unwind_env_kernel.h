@@ -22,10 +22,11 @@
 
 #include "compat.h"
 
+/* Which unwind_<arch>.h the core uses. */
 #if defined(CONFIG_X86_64)
-#define UWPROF_ENV_ARCH		UWPROF_ARCH_X86_64
+#define UWPROF_ENV_X86_64	1
 #elif defined(CONFIG_ARM64)
-#define UWPROF_ENV_ARCH		UWPROF_ARCH_ARM64
+#define UWPROF_ENV_ARM64	1
 #else
 #error "uwprof supports x86_64 and arm64 only"
 #endif

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The user-stack walk: mapping lookup, one table-driven step per frame, the
+ * frame-pointer fallback and signal-frame restore. Shared by the module and
+ * the host tests; the environment header supplies the user-memory reader.
+ *
+ * Called from the perf overflow handler (NMI on x86 with hardware cycles,
+ * hard IRQ otherwise): no locks, no allocation, no sleeping, every loop
+ * bounded by max_depth or a binary search, every user read through
+ * UWPROF_ENV_READ after a range check against the user address limit.
+ */
+#include "unwind.h"
+
+#if defined(UWPROF_ENV_X86_64)
+#include "unwind_x86_64.h"
+#elif defined(UWPROF_ENV_ARM64)
+#include "unwind_arm64.h"
+#endif
+
+/*
+ * A frame-pointer frame larger than the default 8 MiB stack limit is taken
+ * for a register that does not hold a frame pointer.
+ */
+#define UWPROF_FP_MAX_FRAME	(8ULL << 20)
+
+/* The registers of the frame being stepped, and what is known of them. */
+struct walk {
+	u64 pc;
+	u64 sp;
+	u64 fp;
+	u64 lr;
+	u64 limit;		/* first address above user space */
+	void *env;
+	const struct uwprof_unwind_map *map;	/* last hit: frames cluster */
+	bool fp_ok;		/* fp holds the frame's real value */
+	bool lr_ok;		/* lr holds the return address (arm64) */
+	bool exact;		/* pc was interrupted, not a return address */
+};
+
+/* Step outcome: 0 = moved to the caller, else UWPROF_STOP_* + 1. */
+#define STEP_STOP(reason)	((reason) + 1)
+
+static bool range_ok(const struct walk *w, u64 addr, u64 len)
+{
+	return addr < w->limit && len <= w->limit - addr;
+}
+
+static int read_words(struct walk *w, u64 addr, u64 *dst, u32 n)
+{
+	if (unlikely(!range_ok(w, addr, 8ULL * n)))
+		return -EFAULT;
+	if (unlikely(UWPROF_ENV_READ(w->env, dst, addr, 8UL * n)))
+		return -EFAULT;
+	return 0;
+}
+
+const struct uwprof_unwind_map *
+uwprof_maps_find(const struct uwprof_unwind_map *maps, u32 nr_maps, u64 pc)
+{
+	u32 lo = 0, hi = nr_maps;
+
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (pc < maps[mid].start)
+			hi = mid;
+		else if (pc >= maps[mid].end)
+			lo = mid + 1;
+		else
+			return &maps[mid];
+	}
+	return NULL;
+}
+
+static u64 strip_ra(struct walk *w, u64 ra)
+{
+	return UWPROF_ARCH_HAS_PAC ? UWPROF_ENV_STRIP_PAC(w->env, ra) : ra;
+}
+
+/*
+ * Common exit of every step that found the caller's pc and sp. sp may stay
+ * equal only when the return address came from the link register, which
+ * happens at most once in a row (lr is unknown after that).
+ */
+static u32 step_to(struct walk *w, u64 pc, u64 sp, bool fp_frame,
+		   bool same_sp_ok)
+{
+	if (unlikely(sp < w->sp || (sp == w->sp && !same_sp_ok) ||
+		     sp >= w->limit || (sp & 7)))
+		return STEP_STOP(UWPROF_STOP_BAD_SP);
+	if (unlikely(!pc))
+		return STEP_STOP(fp_frame ? UWPROF_STOP_FP_END : UWPROF_STOP_OK);
+	if (unlikely(pc >= w->limit))
+		return STEP_STOP(UWPROF_STOP_BAD_PC);
+	w->pc = pc;
+	w->sp = sp;
+	w->lr_ok = false;
+	w->exact = false;
+	return 0;
+}
+
+/*
+ * Frame-pointer step for code without a usable row: the record {caller's
+ * fp, return address} sits at fp on both arches, and the caller's sp is
+ * just above it.
+ */
+static u32 step_fp(struct walk *w)
+{
+	u64 rec[2], fp = w->fp;
+
+	if (!w->fp_ok || !fp)
+		return STEP_STOP(UWPROF_STOP_FP_END);
+	if (fp < w->sp || fp - w->sp > UWPROF_FP_MAX_FRAME ||
+	    (fp & (UWPROF_ARCH_FP_ALIGN - 1)))
+		return STEP_STOP(UWPROF_STOP_BAD_SP);
+	if (read_words(w, fp, rec, 2))
+		return STEP_STOP(UWPROF_STOP_READ);
+	w->fp = rec[0];
+	w->fp_ok = true;
+	return step_to(w, strip_ra(w, rec[1]), fp + 16, true, false);
+}
+
+/*
+ * Restore the interrupted registers from the kernel's rt_sigframe, which
+ * sits at sp in the sigreturn trampoline's frame. The interrupted sp may be
+ * on another stack (sigaltstack), so it is not required to be above ours.
+ */
+static u32 step_signal(struct walk *w)
+{
+	u64 r[UWPROF_SIG_WORDS];
+	u64 pc, sp;
+
+	if (read_words(w, w->sp + UWPROF_SIG_READ_OFF, r, UWPROF_SIG_WORDS))
+		return STEP_STOP(UWPROF_STOP_READ);
+	pc = r[UWPROF_SIG_PC_WORD];
+	sp = r[UWPROF_SIG_SP_WORD];
+	if (!sp || sp >= w->limit)
+		return STEP_STOP(UWPROF_STOP_BAD_SP);
+	if (!pc || pc >= w->limit)
+		return STEP_STOP(UWPROF_STOP_BAD_PC);
+	w->pc = pc;
+	w->sp = sp;
+	w->fp = r[UWPROF_SIG_FP_WORD];
+	w->fp_ok = true;
+	if (UWPROF_SIG_LR_WORD >= 0) {
+		w->lr = r[UWPROF_SIG_LR_WORD < 0 ? 0 : UWPROF_SIG_LR_WORD];
+		w->lr_ok = true;
+	}
+	w->exact = true;
+	return 0;
+}
+
+/* Whether pc is the sigreturn trampoline, by its code. */
+static bool at_sigreturn(struct walk *w)
+{
+	u8 code[UWPROF_SIGRETURN_LEN];
+
+	if (!range_ok(w, w->pc, sizeof(code)) ||
+	    UWPROF_ENV_READ(w->env, code, w->pc, sizeof(code)))
+		return false;
+	return uwprof_arch_is_sigreturn(code);
+}
+
+/* No row to follow: signal trampoline by its code, else frame pointers. */
+static u32 step_no_row(struct walk *w, u32 flags, u32 reason, u32 *fp_used)
+{
+	if (at_sigreturn(w))
+		return step_signal(w);
+	if (flags & UWPROF_UNWIND_NO_FP_FALLBACK)
+		return STEP_STOP(reason);
+	*fp_used = 1;
+	return step_fp(w);
+}
+
+/* Value of a register rule for the caller; false if it cannot be had. */
+static bool reg_value(struct walk *w, u8 type, s16 off, u64 cfa, u64 self,
+		      bool self_ok, u64 *val)
+{
+	switch (type) {
+	case UWPROF_REG_SAME:
+		*val = self;
+		return self_ok;
+	case UWPROF_REG_AT_CFA:
+		return !read_words(w, cfa + (s64)off, val, 1);
+	case UWPROF_REG_VAL_CFA:
+		*val = cfa + (s64)off;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static u32 step_row(struct walk *w, const struct uwprof_rule *r, u32 flags,
+		    u32 *fp_used)
+{
+	bool ok, from_lr = false;
+	u64 cfa, ra, fp;
+
+	if (r->flags & UWPROF_RULE_SIGNAL)
+		return step_signal(w);
+
+	switch (r->cfa_type) {
+	case UWPROF_CFA_SP:
+		cfa = w->sp + (u64)r->cfa_off;
+		break;
+	case UWPROF_CFA_FP:
+		if (!w->fp_ok)
+			return STEP_STOP(UWPROF_STOP_UNSUPPORTED);
+		cfa = w->fp + (u64)r->cfa_off;
+		break;
+	case UWPROF_CFA_PLT:
+		cfa = w->sp + (u64)r->cfa_off + ((w->pc & 15) >= r->cfa_arg ? 8 : 0);
+		break;
+	default:
+		return step_no_row(w, flags, UWPROF_STOP_UNSUPPORTED, fp_used);
+	}
+	if (unlikely(cfa < w->sp || cfa >= w->limit))
+		return STEP_STOP(UWPROF_STOP_BAD_SP);
+
+	switch (r->ra_type) {
+	case UWPROF_REG_UNDEF:
+		return STEP_STOP(UWPROF_STOP_OK);
+	case UWPROF_REG_SAME:
+	case UWPROF_REG_IN_REG:
+		/*
+		 * The return address is still in the link register: true only
+		 * where lr was observed (first frame, after a signal frame).
+		 * table_check.c admits IN_REG for ra only as the lr number.
+		 */
+		if (UWPROF_ARCH_LR_REGNO < 0 || !w->lr_ok)
+			return STEP_STOP(UWPROF_STOP_UNSUPPORTED);
+		ra = w->lr;
+		from_lr = true;
+		break;
+	case UWPROF_REG_AT_CFA:
+		if (read_words(w, cfa + (s64)r->ra_off, &ra, 1))
+			return STEP_STOP(UWPROF_STOP_READ);
+		break;
+	case UWPROF_REG_VAL_CFA:
+		ra = cfa + (s64)r->ra_off;
+		break;
+	default:
+		return STEP_STOP(UWPROF_STOP_UNSUPPORTED);
+	}
+
+	ok = reg_value(w, r->fp_type, r->fp_off, cfa, w->fp, w->fp_ok, &fp);
+	if (!ok && r->fp_type == UWPROF_REG_AT_CFA)
+		return STEP_STOP(UWPROF_STOP_READ);
+	w->fp = ok ? fp : 0;
+	w->fp_ok = ok;
+	return step_to(w, strip_ra(w, ra), cfa, false, from_lr);
+}
+
+static u32 step(struct walk *w, const struct uwprof_unwind_req *req,
+		struct uwprof_unwind_res *res)
+{
+	const struct uwprof_unwind_map *m = w->map;
+	const struct uwprof_rule *r = NULL;
+	u32 fp_used = 0, ret;
+	u64 at;
+
+	/* A return address points after the call: look up the call itself. */
+	at = w->exact ? w->pc : w->pc - 1;
+	if (!m || at < m->start || at >= m->end) {
+		m = uwprof_maps_find(req->maps, req->nr_maps, at);
+		if (unlikely(!m)) {
+			res->unknown_pc = w->pc;
+			return STEP_STOP(UWPROF_STOP_NO_MAP);
+		}
+		w->map = m;
+	}
+	if (m->table && !(m->flags & UWPROF_MAP_NO_TABLE))
+		r = uwprof_table_lookup(m->table, at - m->bias);
+
+	if (likely(r && r->cfa_type != UWPROF_CFA_END))
+		ret = step_row(w, r, req->flags, &fp_used);
+	else
+		ret = step_no_row(w, req->flags, UWPROF_STOP_NO_ROW, &fp_used);
+
+	if (fp_used && !ret) {
+		res->fp_frames++;
+		res->flags |= UWPROF_SAMPLE_FP_USED;
+	}
+	return ret;
+}
+
+u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
+		       struct uwprof_unwind_res *res)
+{
+	struct walk w = {
+		.pc = req->regs.pc,
+		.sp = req->regs.sp,
+		.fp = req->regs.fp,
+		.lr = UWPROF_ARCH_HAS_PAC ? UWPROF_ENV_STRIP_PAC(req->env, req->regs.lr)
+					  : req->regs.lr,
+		.limit = UWPROF_ENV_USER_LIMIT(req->env),
+		.env = req->env,
+		.fp_ok = true,
+		.lr_ok = UWPROF_ARCH_LR_REGNO >= 0,
+		.exact = true,
+	};
+	u32 nr = 0, ret;
+
+	res->stop = UWPROF_STOP_OK;
+	res->flags = 0;
+	res->fp_frames = 0;
+	res->unknown_pc = 0;
+
+	if (unlikely(!w.pc || w.pc >= w.limit || !req->max_depth)) {
+		res->stop = UWPROF_STOP_BAD_PC;
+		goto out;
+	}
+	if (unlikely(w.sp >= w.limit)) {
+		req->ips[nr++] = w.pc;
+		res->stop = UWPROF_STOP_BAD_SP;
+		goto out;
+	}
+	req->ips[nr++] = w.pc;
+
+	for (;;) {
+		if (nr >= req->max_depth) {
+			res->stop = UWPROF_STOP_DEPTH;
+			break;
+		}
+		ret = step(&w, req, res);
+		if (ret) {
+			res->stop = ret - 1;
+			break;
+		}
+		req->ips[nr++] = w.pc;
+	}
+out:
+	res->nr = nr;
+	return nr;
+}

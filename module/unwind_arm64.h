@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * arm64 facts for the unwinder core (unwind.c, table_check.c): DWARF
+ * register numbering, the link register, frame-record layout, where the
+ * kernel's rt_sigframe keeps the interrupted registers, and the vDSO
+ * sigreturn trampoline's code. Included by the core only; any context.
+ */
+#ifndef _UWPROF_UNWIND_ARM64_H
+#define _UWPROF_UNWIND_ARM64_H
+
+#define UWPROF_ARCH_ID			UWPROF_ARCH_ARM64
+
+/* DWARF numbers 0..30 are x0..x30, 31 is sp. */
+#define UWPROF_ARCH_NR_DWARF_REGS	32
+/* x30 holds the return address until a function saves it. */
+#define UWPROF_ARCH_LR_REGNO		30
+#define UWPROF_ARCH_HAS_PLT		0
+#define UWPROF_ARCH_HAS_PAC		1
+
+/*
+ * sp is 16-byte aligned whenever it is used to access memory (the AAPCS64
+ * requires it and the hardware checks it); frame records {x29, x30} are
+ * stored at x29 with 8-byte alignment at least.
+ */
+#define UWPROF_ARCH_SP_ALIGN		16
+#define UWPROF_ARCH_FP_ALIGN		8
+
+/*
+ * Signal frames. The kernel points the handler's sp at struct rt_sigframe
+ * { siginfo (128 bytes); struct ucontext uc; } and its x30 at the
+ * trampoline, so in the trampoline's frame sp is the rt_sigframe. In the
+ * kernel's struct ucontext, uc_mcontext (struct sigcontext, 16-byte
+ * aligned) is at 176: uc_flags, uc_link, uc_stack (24), an 8-byte sigset
+ * padded to glibc's 128 bytes, then alignment. In struct sigcontext,
+ * fault_address comes first, then regs[31], sp, pc: x29 at 240, x30 at 248,
+ * sp at 256, pc at 264. One read of 4 words from sp + 128 + 176 + 240.
+ * The arm64 test build asserts these against the cross <asm/sigcontext.h>
+ * and <sys/ucontext.h>.
+ */
+#define UWPROF_SIG_SIGINFO_SIZE		128
+#define UWPROF_SIG_UC_MCONTEXT		176
+#define UWPROF_SIG_SC_FP		240
+#define UWPROF_SIG_SC_LR		248
+#define UWPROF_SIG_SC_SP		256
+#define UWPROF_SIG_SC_PC		264
+#define UWPROF_SIG_READ_OFF		\
+	(UWPROF_SIG_SIGINFO_SIZE + UWPROF_SIG_UC_MCONTEXT + UWPROF_SIG_SC_FP)
+#define UWPROF_SIG_WORDS		4
+#define UWPROF_SIG_FP_WORD		0
+#define UWPROF_SIG_LR_WORD		1
+#define UWPROF_SIG_SP_WORD		2
+#define UWPROF_SIG_PC_WORD		3
+
+/*
+ * The vDSO's __kernel_rt_sigreturn: mov x8, #139 (rt_sigreturn); svc #0.
+ * Its CFI is deliberately absent in the kernel sources, so the code itself
+ * is what identifies a signal frame.
+ */
+#define UWPROF_SIGRETURN_LEN		8
+
+static inline bool uwprof_arch_is_sigreturn(const u8 *c)
+{
+	/* Instructions are little-endian words. */
+	static const u8 code[UWPROF_SIGRETURN_LEN] = {
+		0x68, 0x11, 0x80, 0xd2,		/* mov x8, #139 */
+		0x01, 0x00, 0x00, 0xd4,		/* svc #0 */
+	};
+	unsigned int i;
+
+	for (i = 0; i < UWPROF_SIGRETURN_LEN; i++)
+		if (c[i] != code[i])
+			return false;
+	return true;
+}
+
+#endif /* _UWPROF_UNWIND_ARM64_H */

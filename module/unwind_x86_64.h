@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * x86_64 facts for the unwinder core (unwind.c, table_check.c): DWARF
+ * register numbering, which row kinds exist, frame-pointer layout, where
+ * the kernel's rt_sigframe keeps the interrupted registers, and the
+ * sigreturn trampoline's code. Included by the core only; any context.
+ */
+#ifndef _UWPROF_UNWIND_X86_64_H
+#define _UWPROF_UNWIND_X86_64_H
+
+#define UWPROF_ARCH_ID			UWPROF_ARCH_X86_64
+
+/* DWARF numbers 0..15 are the GPRs, 16 is the return address (rip). */
+#define UWPROF_ARCH_NR_DWARF_REGS	17
+/* No link register: the return address is always on the stack. */
+#define UWPROF_ARCH_LR_REGNO		(-1)
+#define UWPROF_ARCH_HAS_PLT		1
+#define UWPROF_ARCH_HAS_PAC		0
+
+/*
+ * rsp is 8-byte aligned in any code the compilers emit (pushes and calls
+ * move it by 8); the frame-pointer record {saved rbp, return address} sits
+ * at rbp.
+ */
+#define UWPROF_ARCH_SP_ALIGN		8
+#define UWPROF_ARCH_FP_ALIGN		8
+
+/*
+ * Signal frames. The handler returns into the sigreturn trampoline with its
+ * ret having popped rt_sigframe.pretcode, so in the trampoline's frame sp
+ * points at rt_sigframe.uc (struct ucontext). Its uc_mcontext is struct
+ * sigcontext at offset 40 (uc_flags, uc_link, uc_stack precede it), and in
+ * that rbp, rsp and rip are at 80, 120 and 128 (r8..r15, rdi, rsi first).
+ * One read of 7 words from sp + 120 fetches rbp .. rip. The host tests
+ * assert these against <sys/ucontext.h> and <asm/sigcontext.h>.
+ */
+#define UWPROF_SIG_UC_MCONTEXT		40
+#define UWPROF_SIG_SC_FP		80
+#define UWPROF_SIG_SC_SP		120
+#define UWPROF_SIG_SC_PC		128
+#define UWPROF_SIG_READ_OFF		(UWPROF_SIG_UC_MCONTEXT + UWPROF_SIG_SC_FP)
+#define UWPROF_SIG_WORDS		7
+#define UWPROF_SIG_FP_WORD		0
+#define UWPROF_SIG_SP_WORD		((UWPROF_SIG_SC_SP - UWPROF_SIG_SC_FP) / 8)
+#define UWPROF_SIG_PC_WORD		((UWPROF_SIG_SC_PC - UWPROF_SIG_SC_FP) / 8)
+#define UWPROF_SIG_LR_WORD		(-1)
+
+/*
+ * The trampoline every x86_64 libc installs as sa_restorer:
+ * mov $15 (rt_sigreturn), %rax; syscall. Recognised by its code when no
+ * table row marks it as a signal frame.
+ */
+#define UWPROF_SIGRETURN_LEN		9
+
+static inline bool uwprof_arch_is_sigreturn(const u8 *c)
+{
+	static const u8 code[UWPROF_SIGRETURN_LEN] = {
+		0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05,
+	};
+	unsigned int i;
+
+	for (i = 0; i < UWPROF_SIGRETURN_LEN; i++)
+		if (c[i] != code[i])
+			return false;
+	return true;
+}
+
+#endif /* _UWPROF_UNWIND_X86_64_H */

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The host environment of the unwinder core, for the tests and the
+ * benchmark: the same names unwind_env_kernel.h gives the module. User
+ * memory is either a snapshot buffer (the benchmark, synthetic stacks:
+ * a memcpy, inline) or a stopped live process (process_vm_readv, in
+ * host_env.c). The arch is the host's unless UWPROF_HOST_ARM64 is defined,
+ * which builds the arm64 core on any host for synthetic-stack tests.
+ */
+#ifndef _UWPROF_UNWIND_ENV_HOST_H
+#define _UWPROF_UNWIND_ENV_HOST_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int16_t s16;
+typedef int32_t s32;
+typedef int64_t s64;
+
+#ifndef likely
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+#endif
+
+#if defined(UWPROF_HOST_ARM64) || (defined(__aarch64__) && !defined(UWPROF_HOST_X86_64))
+#define UWPROF_ENV_ARM64	1
+#else
+#define UWPROF_ENV_X86_64	1
+#endif
+
+/* One memory region copied out of a target: [start, start + size). */
+struct uwprof_host_region {
+	u64 start;
+	u64 size;
+	const u8 *data;
+};
+
+#define UWPROF_HOST_MAX_REGIONS	4
+
+struct uwprof_host_env {
+	int pid;		/* > 0: read this stopped process */
+	unsigned int nr_regions; /* else: read only these snapshot regions */
+	struct uwprof_host_region region[UWPROF_HOST_MAX_REGIONS];
+	u64 user_limit;		/* first address above user space */
+	unsigned int va_bits;	/* arm64: bits kept by the PAC strip */
+	u64 reads;		/* reads issued, for the tests' figures */
+	u64 read_errors;
+};
+
+/* process_vm_readv() on env->pid; 0 or -EFAULT. */
+int uwprof_host_read_process(struct uwprof_host_env *env, void *dst, u64 addr,
+			     size_t n);
+
+static inline int uwprof_host_read(void *ctx, void *dst, u64 addr, size_t n)
+{
+	struct uwprof_host_env *env = ctx;
+	unsigned int i;
+
+	env->reads++;
+	if (env->pid > 0)
+		return uwprof_host_read_process(env, dst, addr, n);
+	for (i = 0; i < env->nr_regions; i++) {
+		const struct uwprof_host_region *r = &env->region[i];
+
+		if (addr >= r->start && n <= r->size && addr - r->start <= r->size - n) {
+			memcpy(dst, r->data + (addr - r->start), n);
+			return 0;
+		}
+	}
+	env->read_errors++;
+	return -EFAULT;
+}
+
+#define UWPROF_ENV_READ(env, dst, addr, n)	uwprof_host_read((env), (dst), (addr), (n))
+#define UWPROF_ENV_USER_LIMIT(env)	(((struct uwprof_host_env *)(env))->user_limit)
+#define UWPROF_ENV_STRIP_PAC(env, a)	\
+	((a) & ((1ULL << ((struct uwprof_host_env *)(env))->va_bits) - 1))
+
+#endif /* _UWPROF_UNWIND_ENV_HOST_H */
