@@ -111,7 +111,7 @@ struct uwprof_regs {
 };
 
 /* uwprof_unwind_req.flags */
-#define UWPROF_UNWIND_NO_FP_FALLBACK	(1U << 0) /* tables only */
+#define UWPROF_UNWIND_NO_FP_FALLBACK	BIT(0)	/* tables only */
 
 /* What to unwind: all inputs of uwprof_unwind_user(). */
 struct uwprof_unwind_req {

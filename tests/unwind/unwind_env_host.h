@@ -29,6 +29,10 @@ typedef int64_t s64;
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #endif
 
+#ifndef BIT
+#define BIT(n)		(1UL << (n))
+#endif
+
 #if defined(UWPROF_HOST_ARM64) || (defined(__aarch64__) && !defined(UWPROF_HOST_X86_64))
 #define UWPROF_ENV_ARM64	1
 #else
