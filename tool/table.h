@@ -23,6 +23,7 @@ enum uwprof_unsup {
 	UWPROF_UNSUP_CFA_REG,		/* CFA register other than sp / fp */
 	UWPROF_UNSUP_FP_EXPR,		/* fp saved by an expression */
 	UWPROF_UNSUP_RA_EXPR,		/* ra saved by an expression */
+	UWPROF_UNSUP_RANGE,		/* offset or register outside the row format */
 	UWPROF_UNSUP__COUNT,
 };
 
@@ -54,6 +55,7 @@ struct uwprof_table_stats {
 	uint64_t	cies;
 	uint64_t	fdes;			/* FDEs with a non-empty range */
 	uint64_t	fdes_overlapping;	/* FDEs clipped by an earlier one */
+	uint64_t	fdes_outside;		/* FDEs outside executable segments: dropped */
 	uint64_t	rows;			/* rows in the blob, END rows included */
 	uint64_t	end_rows;
 	uint64_t	plt_rows;

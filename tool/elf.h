@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One owner object per ELF image, over libelf: opening a file or an image
+ * in memory, checking that it is an object the table compiler handles,
+ * finding its sections (decompressed when needed), build-id, debug link and
+ * executable segments. Called from the table compiler only; no global
+ * mutable state.
+ */
+#ifndef UWPROF_TOOL_ELF_H
+#define UWPROF_TOOL_ELF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gelf.h>
+
+#define UWPROF_ELF_MAX_BUILD_ID	64
+#define UWPROF_ELF_MAX_EXEC	16
+
+struct uwprof_elf_sec {
+	const uint8_t	*data;
+	size_t		size;
+	uint64_t	addr;		/* sh_addr, or the address it was found at */
+	uint64_t	offset;		/* sh_offset, for messages */
+	const char	*name;
+	int		present;
+};
+
+struct uwprof_elf {
+	char		*path;		/* for messages */
+	void		*image;		/* mmap'd file or private copy */
+	size_t		image_size;
+	int		image_mapped;	/* 1: munmap, 0: free */
+	Elf		*elf;
+	GElf_Ehdr	ehdr;
+	uint16_t	arch;		/* enum uwprof_arch */
+	uint8_t		build_id[UWPROF_ELF_MAX_BUILD_ID];
+	size_t		build_id_size;
+	char		debuglink[256];
+	uint32_t	debuglink_crc;
+	int		has_debuglink;
+	/* executable PT_LOAD ranges [lo, hi) */
+	uint64_t	exec_lo[UWPROF_ELF_MAX_EXEC];
+	uint64_t	exec_hi[UWPROF_ELF_MAX_EXEC];
+	int		nr_exec;
+	uint64_t	text_addr;	/* .text, base for DW_EH_PE_textrel */
+	uint64_t	got_addr;	/* .got, base for DW_EH_PE_datarel */
+	struct uwprof_elf_sec eh_frame;
+	struct uwprof_elf_sec eh_frame_hdr;
+	struct uwprof_elf_sec debug_frame;
+};
+
+/*
+ * Open and check an object. Returns 0 or a negative errno with one line in
+ * 'err' (see table.h for the codes).
+ */
+int uwprof_elf_open(const char *path, struct uwprof_elf **out,
+		    char *err, size_t errlen);
+int uwprof_elf_open_mem(const void *image, size_t size, const char *name,
+			struct uwprof_elf **out, char *err, size_t errlen);
+void uwprof_elf_close(struct uwprof_elf *e);
+
+/* The 64-bit hash of the whole image, for objects without a build-id. */
+void uwprof_elf_hash(const struct uwprof_elf *e, uint8_t out[20]);
+
+/* Whether [lo, hi) lies in one executable segment (always, without phdrs). */
+int uwprof_elf_in_exec(const struct uwprof_elf *e, uint64_t lo, uint64_t hi);
+
+/*
+ * Bytes of the file image at virtual address 'addr' (through PT_LOAD), and
+ * how many follow in the same segment. Returns 0 or -ENOENT.
+ */
+int uwprof_elf_vaddr(const struct uwprof_elf *e, uint64_t addr,
+		     const uint8_t **p, size_t *avail);
+
+#endif /* UWPROF_TOOL_ELF_H */

@@ -1,0 +1,649 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The table compiler proper: picks the CFI source of an object (.eh_frame,
+ * its own .debug_frame, or a separate debug file), orders its FDEs, turns
+ * their programs into rows, closes gaps with END rows, merges equal
+ * neighbours, shares identical rules and writes the uapi blob. Also checks
+ * and prints blobs. Called from the uwprof tool, tests and the fuzzer; no
+ * global mutable state.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cfi.h"
+#include "elf.h"
+#include "table.h"
+
+struct tb_rule {
+	struct uwprof_rule r;
+	uint8_t		reason;
+};
+
+/* Rows under construction: addresses ascending, rule indexes parallel. */
+struct tb {
+	uint64_t	*addr;
+	uint16_t	*idx;
+	size_t		n;
+	size_t		cap;
+	struct tb_rule	*rules;
+	size_t		nr_rules;
+	size_t		cap_rules;
+	uint32_t	*hash;		/* rule index + 1, open addressing */
+	size_t		mask;
+	uint64_t	clip;		/* rows start no lower than this */
+	uint16_t	last_idx;	/* most recent rule, checked first */
+	int		have_last;
+	int		too_many_rules;
+};
+
+static int tb_fail(char *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int tb_fail(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, UWPROF_ERR_LEN, fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+static inline uint64_t tb_rule_hash(const struct tb_rule *t)
+{
+	uint64_t a, b;
+
+	memcpy(&a, &t->r, 8);
+	memcpy(&b, (const char *)&t->r + 8, 8);
+	a ^= (b + t->reason) * 0x9e3779b97f4a7c15ULL;
+	a *= 0xff51afd7ed558ccdULL;
+	return a ^ (a >> 32);
+}
+
+static inline int tb_rule_eq(const struct tb_rule *x, const struct tb_rule *y)
+{
+	return x->reason == y->reason && !memcmp(&x->r, &y->r, sizeof(x->r));
+}
+
+static int tb_grow_hash(struct tb *b)
+{
+	size_t n = b->mask ? (b->mask + 1) * 2 : 256, i, j;
+	uint32_t *h = calloc(n, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	for (j = 0; j < b->nr_rules; j++) {
+		i = tb_rule_hash(&b->rules[j]) & (n - 1);
+		while (h[i])
+			i = (i + 1) & (n - 1);
+		h[i] = (uint32_t)j + 1;
+	}
+	free(b->hash);
+	b->hash = h;
+	b->mask = n - 1;
+	return 0;
+}
+
+/* Index of the rule, added when new; -E2BIG past UWPROF_TABLE_MAX_RULES. */
+static int tb_intern(struct tb *b, const struct tb_rule *t)
+{
+	size_t i;
+
+	if (b->have_last && tb_rule_eq(&b->rules[b->last_idx], t))
+		return b->last_idx;
+	if (b->nr_rules * 2 >= b->mask && tb_grow_hash(b))
+		return -ENOMEM;
+	i = tb_rule_hash(t) & b->mask;
+	while (b->hash[i]) {
+		if (tb_rule_eq(&b->rules[b->hash[i] - 1], t))
+			goto found;
+		i = (i + 1) & b->mask;
+	}
+	if (b->nr_rules >= UWPROF_TABLE_MAX_RULES) {
+		b->too_many_rules = 1;
+		return -E2BIG;
+	}
+	if (b->nr_rules == b->cap_rules) {
+		size_t n = b->cap_rules ? b->cap_rules * 2 : 256;
+		void *q = realloc(b->rules, n * sizeof(*b->rules));
+
+		if (!q)
+			return -ENOMEM;
+		b->rules = q;
+		b->cap_rules = n;
+	}
+	b->rules[b->nr_rules] = *t;
+	b->hash[i] = (uint32_t)++b->nr_rules;
+found:
+	b->last_idx = (uint16_t)(b->hash[i] - 1);
+	b->have_last = 1;
+	return b->last_idx;
+}
+
+static int tb_row(void *ctx, uint64_t addr, const struct uwprof_rule *r,
+		  uint8_t reason)
+{
+	struct tb *b = ctx;
+	struct tb_rule t;
+	uint16_t idx;
+	int ret;
+
+	t.r = *r;
+	t.reason = reason;
+	ret = tb_intern(b, &t);
+	if (ret < 0)
+		return ret;
+	idx = (uint16_t)ret;
+	if (addr < b->clip)
+		addr = b->clip;
+	if (b->n && b->addr[b->n - 1] == addr) {
+		b->idx[b->n - 1] = idx;
+		if (b->n > 1 && b->idx[b->n - 2] == idx)
+			b->n--;
+		return 0;
+	}
+	if (b->n && b->idx[b->n - 1] == idx)
+		return 0;
+	if (b->n == b->cap) {
+		size_t n = b->cap ? b->cap * 2 : 4096;
+		void *qa = realloc(b->addr, n * sizeof(*b->addr));
+		void *qi;
+
+		if (!qa)
+			return -ENOMEM;
+		b->addr = qa;
+		qi = realloc(b->idx, n * sizeof(*b->idx));
+		if (!qi)
+			return -ENOMEM;
+		b->idx = qi;
+		b->cap = n;
+	}
+	b->addr[b->n] = addr;
+	b->idx[b->n] = idx;
+	b->n++;
+	return 0;
+}
+
+static void tb_free(struct tb *b)
+{
+	free(b->addr);
+	free(b->idx);
+	free(b->rules);
+	free(b->hash);
+}
+
+/* Stable LSD radix sort of FDEs by start address, 8 bits a pass. */
+static int table_sort_fdes(struct uwprof_cfi_fde *a, size_t n)
+{
+	struct uwprof_cfi_fde *tmp, *src = a, *dst, *sw;
+	uint64_t diff = 0;
+	size_t i, cnt[256];
+	unsigned int shift;
+
+	for (i = 1; i < n; i++)
+		if (a[i].lo < a[i - 1].lo)
+			break;
+	if (i >= n)
+		return 0;
+	for (i = 1; i < n; i++)
+		diff |= a[i].lo ^ a[0].lo;
+	tmp = malloc(n * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	dst = tmp;
+	for (shift = 0; shift < 64 && (diff >> shift); shift += 8) {
+		size_t sum = 0, c;
+
+		if (!((diff >> shift) & 0xff))
+			continue;
+		memset(cnt, 0, sizeof(cnt));
+		for (i = 0; i < n; i++)
+			cnt[(src[i].lo >> shift) & 0xff]++;
+		for (i = 0; i < 256; i++) {
+			c = cnt[i];
+			cnt[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			dst[cnt[(src[i].lo >> shift) & 0xff]++] = src[i];
+		sw = src;
+		src = dst;
+		dst = sw;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
+	free(tmp);
+	return 0;
+}
+
+static int table_write_blob(struct tb *b, const struct uwprof_elf *e,
+			    struct uwprof_blob *out)
+{
+	struct uwprof_table_hdr h;
+	uint64_t base = b->addr[0], size;
+	uint32_t *pc;
+	uint16_t *ri;
+	struct uwprof_rule *rules;
+	uint8_t *blob;
+	size_t i;
+
+	if (b->addr[b->n - 1] - base > UINT32_MAX) {
+		tb_fail(out->err,
+			"%s: unwind info spans 0x%llx..0x%llx, more than the 4 GiB a table covers",
+			e->path, (unsigned long long)base,
+			(unsigned long long)b->addr[b->n - 1]);
+		return -E2BIG;
+	}
+	if (b->n > UWPROF_TABLE_MAX_ROWS) {
+		tb_fail(out->err, "%s: %zu rows, more than the %u a table holds",
+			e->path, b->n, UWPROF_TABLE_MAX_ROWS);
+		return -E2BIG;
+	}
+	memset(&h, 0, sizeof(h));
+	h.magic = UWPROF_TABLE_MAGIC;
+	h.version = UWPROF_TABLE_VERSION;
+	h.arch = e->arch;
+	h.hdr_size = sizeof(h);
+	h.rule_size = sizeof(struct uwprof_rule);
+	h.nr_rows = (uint32_t)b->n;
+	h.nr_rules = (uint32_t)b->nr_rules;
+	h.base = base;
+	if (e->build_id_size) {
+		h.build_id_size = e->build_id_size < sizeof(h.build_id) ?
+				  (uint32_t)e->build_id_size :
+				  (uint32_t)sizeof(h.build_id);
+		memcpy(h.build_id, e->build_id, h.build_id_size);
+	}
+	size = UWPROF_TABLE_SIZE(&h);
+	blob = calloc(1, size);
+	if (!blob) {
+		tb_fail(out->err, "%s: out of memory for a %llu-byte table",
+			e->path, (unsigned long long)size);
+		return -ENOMEM;
+	}
+	memcpy(blob, &h, sizeof(h));
+	pc = (uint32_t *)(blob + UWPROF_TABLE_ROWS_OFF(&h));
+	ri = (uint16_t *)(blob + UWPROF_TABLE_IDX_OFF(&h));
+	rules = (struct uwprof_rule *)(blob + UWPROF_TABLE_RULES_OFF(&h));
+	for (i = 0; i < b->n; i++) {
+		pc[i] = (uint32_t)(b->addr[i] - base);
+		ri[i] = b->idx[i];
+	}
+	for (i = 0; i < b->nr_rules; i++)
+		rules[i] = b->rules[i].r;
+	out->data = blob;
+	out->size = size;
+	return 0;
+}
+
+static void table_count(const struct tb *b, struct uwprof_table_stats *st)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		const struct tb_rule *t = &b->rules[b->idx[i]];
+
+		if (t->r.cfa_type == UWPROF_CFA_END)
+			st->end_rows++;
+		if (t->r.cfa_type == UWPROF_CFA_PLT)
+			st->plt_rows++;
+		if (t->r.flags & UWPROF_RULE_SIGNAL)
+			st->signal_rows++;
+		if (t->reason < UWPROF_UNSUP__COUNT)
+			st->unsupported[t->reason]++;
+	}
+	st->rows = b->n;
+	st->rules = b->nr_rules;
+}
+
+/* Rows of every FDE in address order; an earlier FDE wins an overlap. */
+static int table_build(struct uwprof_cfi *c, const struct uwprof_elf *ex,
+		       struct tb *b, struct uwprof_table_stats *st)
+{
+	struct uwprof_rule end_rule;
+	uint64_t last_end = 0;
+	int have = 0, ret;
+	size_t i;
+
+	memset(&end_rule, 0, sizeof(end_rule));
+	ret = table_sort_fdes(c->fdes, c->nr_fdes);
+	if (ret)
+		return ret;
+	for (i = 0; i < c->nr_fdes; i++) {
+		const struct uwprof_cfi_fde *f = &c->fdes[i];
+
+		if (!uwprof_elf_in_exec(ex, f->lo, f->hi)) {
+			st->fdes_outside++;
+			continue;
+		}
+		st->fdes++;
+		if (have && f->hi <= last_end) {
+			st->fdes_overlapping++;
+			continue;
+		}
+		if (have && f->lo < last_end) {
+			st->fdes_overlapping++;
+			b->clip = last_end;
+		} else {
+			if (have && f->lo > last_end) {
+				ret = tb_row(b, last_end, &end_rule,
+					     UWPROF_CFI_NO_REASON);
+				if (ret)
+					return ret;
+			}
+			b->clip = f->lo;
+		}
+		ret = uwprof_cfi_run(c, f, tb_row, b);
+		if (ret)
+			return ret;
+		if (f->hi > last_end)
+			last_end = f->hi;
+		have = 1;
+	}
+	if (!have)
+		return -ENODATA;
+	b->clip = last_end;
+	return tb_row(b, last_end, &end_rule, UWPROF_CFI_NO_REASON);
+}
+
+static uint32_t table_crc32(const uint8_t *p, size_t n)
+{
+	uint32_t tab[256], crc = 0xffffffffU, v;
+	size_t i;
+	int k;
+
+	for (i = 0; i < 256; i++) {
+		v = (uint32_t)i;
+		for (k = 0; k < 8; k++)
+			v = (v & 1) ? 0xedb88320U ^ (v >> 1) : v >> 1;
+		tab[i] = v;
+	}
+	for (i = 0; i < n; i++)
+		crc = tab[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+	return crc ^ 0xffffffffU;
+}
+
+static int table_try_debug(const struct uwprof_elf *e, const char *cand,
+			   struct uwprof_elf **out)
+{
+	struct uwprof_elf *d;
+	char err[UWPROF_ERR_LEN];
+
+	if (uwprof_elf_open(cand, &d, err, sizeof(err)))
+		return -ENOENT;
+	if (d->arch != e->arch || !d->debug_frame.present ||
+	    !d->debug_frame.size)
+		goto reject;
+	if (e->build_id_size) {
+		if (d->build_id_size != e->build_id_size ||
+		    memcmp(d->build_id, e->build_id, e->build_id_size))
+			goto reject;
+	} else if (!e->has_debuglink ||
+		   table_crc32(d->image, d->image_size) != e->debuglink_crc) {
+		goto reject;
+	}
+	*out = d;
+	return 0;
+reject:
+	uwprof_elf_close(d);
+	return -ENOENT;
+}
+
+/* The separate debug file, by build-id and then by .gnu_debuglink. */
+static int table_find_debug(const struct uwprof_elf *e, struct uwprof_elf **out)
+{
+	char cand[PATH_MAX * 2], *real, *slash;
+	size_t i, n;
+
+	if (e->build_id_size >= 2) {
+		n = snprintf(cand, sizeof(cand), "/usr/lib/debug/.build-id/%02x/",
+			     e->build_id[0]);
+		for (i = 1; i < e->build_id_size && n + 3 < sizeof(cand); i++)
+			n += snprintf(cand + n, sizeof(cand) - n, "%02x",
+				      e->build_id[i]);
+		snprintf(cand + n, sizeof(cand) - n, ".debug");
+		if (!table_try_debug(e, cand, out))
+			return 0;
+	}
+	if (!e->has_debuglink || strchr(e->debuglink, '/'))
+		return -ENOENT;
+	real = realpath(e->path, NULL);
+	if (!real)
+		return -ENOENT;
+	slash = strrchr(real, '/');
+	if (!slash) {
+		free(real);
+		return -ENOENT;
+	}
+	*slash = 0;
+	{
+		const char *fmt[] = { "%s/%s", "%s/.debug/%s",
+				      "/usr/lib/debug%s/%s" };
+
+		for (i = 0; i < 3; i++) {
+			snprintf(cand, sizeof(cand), fmt[i], real, e->debuglink);
+			/* The object itself is not its own debug file. */
+			if (i == 0 && !strcmp(slash + 1, e->debuglink))
+				continue;
+			if (!table_try_debug(e, cand, out)) {
+				free(real);
+				return 0;
+			}
+		}
+	}
+	free(real);
+	return -ENOENT;
+}
+
+/* Check .eh_frame_hdr and find .eh_frame through it when sections lack. */
+static int table_eh_frame(const struct uwprof_elf *e, struct uwprof_cfi *c,
+			  char *err)
+{
+	const struct uwprof_elf_sec *h = &e->eh_frame_hdr;
+	uint64_t ptr;
+	size_t used, avail;
+	const uint8_t *p;
+
+	if (h->present) {
+		if (h->size < 4 || h->data[0] != 1 ||
+		    uwprof_cfi_read_hdr_ptr(h->data + 4, h->size - 4,
+					    h->data[1], h->addr + 4, &ptr,
+					    &used)) {
+			tb_fail(err, "%s: .eh_frame_hdr+0x0: bad header (version or eh_frame_ptr)",
+				e->path);
+			return -EINVAL;
+		}
+		if (e->eh_frame.present && ptr != e->eh_frame.addr) {
+			tb_fail(err,
+				"%s: .eh_frame_hdr+0x4: eh_frame_ptr 0x%llx is not .eh_frame at 0x%llx",
+				e->path, (unsigned long long)ptr,
+				(unsigned long long)e->eh_frame.addr);
+			return -EINVAL;
+		}
+	}
+	if (e->eh_frame.present) {
+		c->data = e->eh_frame.data;
+		c->size = e->eh_frame.size;
+		c->addr = e->eh_frame.addr;
+		return 0;
+	}
+	if (!h->present || uwprof_elf_vaddr(e, ptr, &p, &avail))
+		return -ENODATA;
+	c->data = p;
+	c->size = avail;
+	c->addr = ptr;
+	c->stop_at_zero = 1;
+	return 0;
+}
+
+static int table_compile_elf(struct uwprof_elf *e, int search_debug,
+			     struct uwprof_blob *out,
+			     struct uwprof_table_stats *st)
+{
+	struct uwprof_elf *dbg = NULL;
+	struct uwprof_cfi c;
+	struct tb b;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	memset(&b, 0, sizeof(b));
+	c.arch = e->arch;
+	c.err = out->err;
+	c.errlen = sizeof(out->err);
+	c.text_addr = e->text_addr;
+	c.data_addr = e->got_addr;
+	c.path = e->path;
+	ret = -ENODATA;
+	if (e->eh_frame.present || e->eh_frame_hdr.present) {
+		ret = table_eh_frame(e, &c, out->err);
+		if (ret && ret != -ENODATA)
+			return ret;
+		c.is_eh = 1;
+		c.sec_name = ".eh_frame";
+		st->source = UWPROF_SRC_EH_FRAME;
+		snprintf(st->source_path, sizeof(st->source_path), "%s",
+			 e->path);
+	}
+	if (ret == -ENODATA && e->debug_frame.present) {
+		c.data = e->debug_frame.data;
+		c.size = e->debug_frame.size;
+		c.addr = e->debug_frame.addr;
+		c.sec_name = e->debug_frame.name;
+		c.is_eh = 0;
+		st->source = UWPROF_SRC_DEBUG_FRAME;
+		snprintf(st->source_path, sizeof(st->source_path), "%s",
+			 e->path);
+		ret = 0;
+	}
+	if (ret == -ENODATA && search_debug && !table_find_debug(e, &dbg)) {
+		c.data = dbg->debug_frame.data;
+		c.size = dbg->debug_frame.size;
+		c.addr = dbg->debug_frame.addr;
+		c.sec_name = dbg->debug_frame.name;
+		c.path = dbg->path;
+		c.is_eh = 0;
+		st->source = UWPROF_SRC_DEBUG_FILE;
+		snprintf(st->source_path, sizeof(st->source_path), "%s",
+			 dbg->path);
+		ret = 0;
+	}
+	if (ret == -ENODATA) {
+		tb_fail(out->err,
+			"%s: no unwind information (.eh_frame, .debug_frame or a separate debug file)",
+			e->path);
+		goto free_dbg;
+	}
+	ret = uwprof_cfi_parse(&c);
+	if (ret)
+		goto free_cfi;
+	st->cies = c.nr_cies;
+	ret = table_build(&c, e, &b, st);
+	if (ret == -ENODATA) {
+		tb_fail(out->err, "%s: %s: no FDE describes executable code",
+			c.path, c.sec_name);
+		goto free_tb;
+	}
+	if (ret == -E2BIG && b.too_many_rules) {
+		tb_fail(out->err, "%s: %s: more than %u distinct rules",
+			c.path, c.sec_name, UWPROF_TABLE_MAX_RULES);
+		goto free_tb;
+	}
+	if (ret == -ENOMEM)
+		tb_fail(out->err, "%s: out of memory", e->path);
+	if (ret)
+		goto free_tb;
+	table_count(&b, st);
+	ret = table_write_blob(&b, e, out);
+	if (ret)
+		goto free_tb;
+	st->bytes = out->size;
+	out->arch = e->arch;
+	if (e->build_id_size) {
+		out->key_size = e->build_id_size < sizeof(out->key) ?
+				(uint8_t)e->build_id_size : sizeof(out->key);
+		memcpy(out->key, e->build_id, out->key_size);
+	} else {
+		uwprof_elf_hash(e, out->key);
+		out->key_size = sizeof(out->key);
+		out->key_is_hash = 1;
+	}
+free_tb:
+	tb_free(&b);
+free_cfi:
+	uwprof_cfi_free(&c);
+free_dbg:
+	uwprof_elf_close(dbg);
+	return ret;
+}
+
+static uint64_t table_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int table_compile_common(const char *path, const void *image,
+				size_t size, struct uwprof_blob *out,
+				struct uwprof_table_stats *st)
+{
+	struct uwprof_table_stats local;
+	struct uwprof_elf *e;
+	uint64_t t0 = table_now_ns();
+	int ret;
+
+	if (!st)
+		st = &local;
+	memset(st, 0, sizeof(*st));
+	memset(out, 0, sizeof(*out));
+	if (image)
+		ret = uwprof_elf_open_mem(image, size, path, &e, out->err,
+					  sizeof(out->err));
+	else
+		ret = uwprof_elf_open(path, &e, out->err, sizeof(out->err));
+	if (ret)
+		return ret;
+	ret = table_compile_elf(e, !image, out, st);
+	uwprof_elf_close(e);
+	if (ret) {
+		free(out->data);
+		out->data = NULL;
+		out->size = 0;
+	}
+	st->wall_ns = table_now_ns() - t0;
+	return ret;
+}
+
+int uwprof_table_compile(const char *path, struct uwprof_blob *out,
+			 struct uwprof_table_stats *st)
+{
+	return table_compile_common(path, NULL, 0, out, st);
+}
+
+int uwprof_table_compile_mem(const void *image, size_t size, const char *name,
+			     struct uwprof_blob *out,
+			     struct uwprof_table_stats *st)
+{
+	if (!image) {
+		memset(out, 0, sizeof(*out));
+		snprintf(out->err, sizeof(out->err), "%s: no image", name);
+		return -EINVAL;
+	}
+	return table_compile_common(name, image, size, out, st);
+}
+
+void uwprof_blob_free(struct uwprof_blob *b)
+{
+	if (!b)
+		return;
+	free(b->data);
+	b->data = NULL;
+	b->size = 0;
+}

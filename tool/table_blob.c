@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Table blobs after they are built: the structural check the module also
+ * makes, and the one-line-per-row text form. Called from the uwprof tool
+ * and from tests, on blobs this library wrote or read back from a file.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "table.h"
+
+static int blob_fail(char *err, size_t errlen, const char *msg, uint64_t off)
+{
+	if (err && errlen)
+		snprintf(err, errlen, "table blob+0x%llx: %s",
+			 (unsigned long long)off, msg);
+	return -EINVAL;
+}
+
+int uwprof_blob_check(const void *data, size_t size, char *err, size_t errlen)
+{
+	const struct uwprof_table_hdr *h = data;
+	const struct uwprof_rule *rules;
+	const uint32_t *pc;
+	const uint16_t *ri;
+	uint32_t i;
+
+	if (!data || size < sizeof(*h))
+		return blob_fail(err, errlen, "shorter than its header", 0);
+	if (h->magic != UWPROF_TABLE_MAGIC)
+		return blob_fail(err, errlen, "bad magic", 0);
+	if (h->version != UWPROF_TABLE_VERSION)
+		return blob_fail(err, errlen, "unknown version", 4);
+	if (h->arch != UWPROF_ARCH_X86_64 && h->arch != UWPROF_ARCH_ARM64)
+		return blob_fail(err, errlen, "unknown arch", 6);
+	if (h->hdr_size != sizeof(*h) || h->rule_size != sizeof(*rules))
+		return blob_fail(err, errlen, "header or rule size mismatch", 8);
+	if (!h->nr_rows || h->nr_rows > UWPROF_TABLE_MAX_ROWS ||
+	    !h->nr_rules || h->nr_rules > UWPROF_TABLE_MAX_RULES)
+		return blob_fail(err, errlen, "row or rule count out of range", 16);
+	if (h->build_id_size > sizeof(h->build_id))
+		return blob_fail(err, errlen, "build-id size out of range",
+				 offsetof(struct uwprof_table_hdr, build_id_size));
+	if (UWPROF_TABLE_SIZE(h) != size)
+		return blob_fail(err, errlen, "size does not match the header", 0);
+	pc = (const uint32_t *)((const char *)data + UWPROF_TABLE_ROWS_OFF(h));
+	ri = (const uint16_t *)((const char *)data + UWPROF_TABLE_IDX_OFF(h));
+	rules = (const struct uwprof_rule *)((const char *)data +
+					     UWPROF_TABLE_RULES_OFF(h));
+	for (i = 0; i < h->nr_rows; i++) {
+		if (i && pc[i] <= pc[i - 1])
+			return blob_fail(err, errlen, "pc[] not strictly increasing",
+					 UWPROF_TABLE_ROWS_OFF(h) + 4ULL * i);
+		if (ri[i] >= h->nr_rules)
+			return blob_fail(err, errlen, "rule index out of range",
+					 UWPROF_TABLE_IDX_OFF(h) + 2ULL * i);
+	}
+	for (i = 0; i < h->nr_rules; i++) {
+		const struct uwprof_rule *r = &rules[i];
+		uint64_t off = UWPROF_TABLE_RULES_OFF(h) + (uint64_t)i * sizeof(*r);
+
+		if (r->cfa_type > UWPROF_CFA_UNSUPPORTED ||
+		    r->fp_type > UWPROF_REG_UNSUPPORTED ||
+		    r->ra_type > UWPROF_REG_UNSUPPORTED ||
+		    (r->flags & ~(UWPROF_RULE_SIGNAL | UWPROF_RULE_PAC)) ||
+		    r->__reserved[0] || r->__reserved[1] || r->__reserved[2])
+			return blob_fail(err, errlen, "bad rule", off);
+		if (r->cfa_type == UWPROF_CFA_PLT && r->cfa_arg > 15)
+			return blob_fail(err, errlen, "PLT threshold above 15", off);
+	}
+	if (rules[ri[h->nr_rows - 1]].cfa_type != UWPROF_CFA_END)
+		return blob_fail(err, errlen, "last row is not END",
+				 UWPROF_TABLE_IDX_OFF(h) + 2ULL * (h->nr_rows - 1));
+	return 0;
+}
+
+static const char *blob_reg(char *buf, size_t n, uint8_t type, int16_t off,
+			    int is_ra, int arm64)
+{
+	switch (type) {
+	case UWPROF_REG_SAME:
+		if (is_ra)
+			return arm64 ? "lr" : "s";
+		return "u";
+	case UWPROF_REG_UNDEF:
+		return "u";
+	case UWPROF_REG_AT_CFA:
+		snprintf(buf, n, "c%+d", off);
+		return buf;
+	case UWPROF_REG_VAL_CFA:
+		snprintf(buf, n, "v%+d", off);
+		return buf;
+	case UWPROF_REG_IN_REG:
+		snprintf(buf, n, "r%d", off);
+		return buf;
+	default:
+		return "exp";
+	}
+}
+
+int uwprof_blob_print(FILE *f, const void *data, size_t size)
+{
+	const struct uwprof_table_hdr *h = data;
+	const struct uwprof_rule *rules;
+	const uint32_t *pc;
+	const uint16_t *ri;
+	int arm64 = h->arch == UWPROF_ARCH_ARM64;
+	const char *sp = arm64 ? "sp" : "rsp", *fp = arm64 ? "x29" : "rbp";
+	char fb[16], rb[16], cb[32];
+	uint32_t i;
+
+	(void)size;
+	pc = (const uint32_t *)((const char *)data + UWPROF_TABLE_ROWS_OFF(h));
+	ri = (const uint16_t *)((const char *)data + UWPROF_TABLE_IDX_OFF(h));
+	rules = (const struct uwprof_rule *)((const char *)data +
+					     UWPROF_TABLE_RULES_OFF(h));
+	for (i = 0; i < h->nr_rows; i++) {
+		const struct uwprof_rule *r = &rules[ri[i]];
+		unsigned long long a = h->base + pc[i];
+		const char *fs = blob_reg(fb, sizeof(fb), r->fp_type, r->fp_off,
+					  0, arm64);
+		const char *rs = blob_reg(rb, sizeof(rb), r->ra_type, r->ra_off,
+					  1, arm64);
+
+		switch (r->cfa_type) {
+		case UWPROF_CFA_END:
+			fprintf(f, "0x%llx end\n", a);
+			continue;
+		case UWPROF_CFA_PLT:
+			fprintf(f, "0x%llx plt cfa=%s%+d arg=%u fp=%s ra=%s\n",
+				a, sp, r->cfa_off, r->cfa_arg, fs, rs);
+			continue;
+		case UWPROF_CFA_SP:
+		case UWPROF_CFA_FP:
+			snprintf(cb, sizeof(cb), "%s%+d",
+				 r->cfa_type == UWPROF_CFA_SP ? sp : fp,
+				 r->cfa_off);
+			break;
+		default:
+			snprintf(cb, sizeof(cb), "exp");
+			break;
+		}
+		fprintf(f, "0x%llx %scfa=%s fp=%s ra=%s%s\n", a,
+			(r->flags & UWPROF_RULE_SIGNAL) ? "sig " : "", cb, fs,
+			rs, (r->flags & UWPROF_RULE_PAC) ? " pac" : "");
+	}
+	return ferror(f) ? -EIO : 0;
+}

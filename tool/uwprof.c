@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The uwprof command: finds the subcommand named by argv[1] in one table and
+ * runs it with the remaining arguments. Each subcommand lives in its own
+ * file with a header declaring its entry point; adding one is an #include
+ * and one line in cmds[].
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "table_cmd.h"
+
+struct uwprof_cmd {
+	const char	*name;
+	int		(*fn)(int argc, char **argv);	/* argv[0]: its name */
+	const char	*summary;
+};
+
+static int cmd_help(int argc, char **argv);
+
+static const struct uwprof_cmd cmds[] = {
+	{ "table", uwprof_cmd_table,
+	  "compile an object's unwind info into a table (text or blob)" },
+	{ "help", cmd_help, "show the subcommands, or one's usage" },
+};
+
+#define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static const struct uwprof_cmd *cmd_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NR_CMDS; i++)
+		if (!strcmp(cmds[i].name, name))
+			return &cmds[i];
+	return NULL;
+}
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: uwprof <command> [options]\n\ncommands:\n");
+	for (i = 0; i < NR_CMDS; i++)
+		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(f, "\n'uwprof help <command>' or 'uwprof <command> --help' "
+		   "shows a command's options.\n");
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	const struct uwprof_cmd *c;
+	char *hv[] = { NULL, "--help", NULL };
+
+	if (argc < 2) {
+		usage(stdout);
+		return 0;
+	}
+	c = cmd_find(argv[1]);
+	if (!c || c->fn == cmd_help) {
+		if (!c)
+			fprintf(stderr, "uwprof: unknown command '%s'\n", argv[1]);
+		usage(c ? stdout : stderr);
+		return c ? 0 : UWPROF_EXIT_USAGE;
+	}
+	hv[0] = argv[1];
+	return c->fn(2, hv);
+}
+
+int main(int argc, char **argv)
+{
+	const struct uwprof_cmd *c;
+
+	if (argc < 2) {
+		usage(stderr);
+		return UWPROF_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return cmd_help(1, argv);
+	c = cmd_find(argv[1]);
+	if (!c) {
+		fprintf(stderr, "uwprof: unknown command '%s'\n", argv[1]);
+		usage(stderr);
+		return UWPROF_EXIT_USAGE;
+	}
+	return c->fn(argc - 1, argv + 1);
+}
