@@ -1,13 +1,71 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Every kernel-version difference uwprof cares about lives here, so the .c
- * files stay free of #if. Supported: 6.1 and 6.12 (Debian 12 and its
- * backports), x86_64 and arm64.
+ * Every kernel-version and architecture difference the module's own files
+ * care about lives here, so the .c files stay free of #if. Supported:
+ * Linux 6.1 and 6.12 (Debian 12 and its backports), x86_64 and arm64.
+ * Everything here is usable from NMI.
  */
 #ifndef _UWPROF_COMPAT_H
 #define _UWPROF_COMPAT_H
 
 #include <linux/version.h>
-#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/ptrace.h>
+#include <linux/uwprof.h>
+
+/* vm_flags became read-only behind accessors in 6.3. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define uwprof_compat_vm_flags_set(vma, f)	vm_flags_set(vma, f)
+#else
+#define uwprof_compat_vm_flags_set(vma, f)	((vma)->vm_flags |= (f))
+#endif
+
+/* io_uring and vhost workers: user-space-cloned kernel threads (6.4+). */
+#ifdef PF_USER_WORKER
+#define UWPROF_PF_USER_WORKER	PF_USER_WORKER
+#else
+#define UWPROF_PF_USER_WORKER	0
+#endif
+
+#if defined(CONFIG_X86_64)
+
+#define UWPROF_COMPAT_ARCH	UWPROF_ARCH_X86_64
+
+/* User registers of a 32-bit task (ia32 emulation). */
+static inline bool uwprof_compat_user_regs(struct pt_regs *regs)
+{
+	return !user_64bit_mode(regs);
+}
+
+/* A macro: struct uwprof_regs (unwind.h) includes this header. */
+#define uwprof_compat_user_regs_get(regs, out)	\
+	do {					\
+		(out)->pc = (regs)->ip;		\
+		(out)->sp = (regs)->sp;		\
+		(out)->fp = (regs)->bp;		\
+		(out)->lr = 0;			\
+	} while (0)
+
+#elif defined(CONFIG_ARM64)
+
+#define UWPROF_COMPAT_ARCH	UWPROF_ARCH_ARM64
+
+static inline bool uwprof_compat_user_regs(struct pt_regs *regs)
+{
+	return compat_user_mode(regs);
+}
+
+#define uwprof_compat_user_regs_get(regs, out)	\
+	do {					\
+		(out)->pc = (regs)->pc;		\
+		(out)->sp = (regs)->sp;		\
+		(out)->fp = (regs)->regs[29];	\
+		(out)->lr = (regs)->regs[30];	\
+	} while (0)
+
+#else
+#error "uwprof supports x86_64 and arm64 only"
+#endif
 
 #endif /* _UWPROF_COMPAT_H */

@@ -1,65 +1,328 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The /dev/uwprof misc device: open/release and ioctl dispatch.
+ * The /dev/uwprof misc device: sessions (one per open file, state machine
+ * in internal.h), ioctl dispatch, mmap of the rings and poll.
  * Process context only.
  */
 #include <linux/capability.h>
+#include <linux/cpumask.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
+#include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/poll.h>
+#include <linux/rculist.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
-#include <linux/cpumask.h>
-#include <linux/uwprof.h>
 
 #include "compat.h"
 #include "internal.h"
 
+/* Covers uwprof_sessions writes and uwprof_active. Taken inside s->lock. */
+static DEFINE_MUTEX(uwprof_dev_lock);
+LIST_HEAD(uwprof_sessions);
+struct uwprof_sampler __rcu *uwprof_active;
+
+/*
+ * Reads an extensible ioctl struct whose first field is the __u32 size:
+ * smaller than 'min' (the struct's first ABI version) is invalid, larger
+ * is accepted when the extra bytes are zero (copy_struct_from_user).
+ */
+int uwprof_dev_copy_args(void *dst, size_t ksize, size_t min, void __user *arg)
+{
+	u32 usize;
+
+	if (get_user(usize, (u32 __user *)arg))
+		return -EFAULT;
+	if (usize < min)
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	return copy_struct_from_user(dst, ksize, arg, usize);
+}
+
+/*
+ * For output-only structs: the caller's size says how much it can take.
+ * Return: the number of bytes to copy out, or a negative errno.
+ */
+static long uwprof_dev_out_size(void __user *arg, size_t min)
+{
+	u32 usize;
+
+	if (get_user(usize, (u32 __user *)arg))
+		return -EFAULT;
+	if (usize < min)
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	return usize;
+}
+
+static int uwprof_dev_put(void __user *arg, const void *src, size_t ksize,
+			  long usize)
+{
+	if (copy_to_user(arg, src, min_t(size_t, ksize, usize)))
+		return -EFAULT;
+	if (usize > ksize && clear_user(arg + ksize, usize - ksize))
+		return -EFAULT;
+	return 0;
+}
+
 static int uwprof_open(struct inode *inode, struct file *file)
 {
+	struct uwprof_session *s;
+
 	if (!perfmon_capable())
 		return -EPERM;
+	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
+	if (!s)
+		return -ENOMEM;
+	mutex_init(&s->lock);
+	mutex_init(&s->ring_lock);
+	init_waitqueue_head(&s->wq);
+	uwprof_store_init(s);
+	/*
+	 * perf's rule: CAP_PERFMON (or CAP_SYS_ADMIN) lifts
+	 * perf_event_paranoid, so the opener may see kernel addresses.
+	 */
+	s->may_kernel = perfmon_capable();
+	s->state = UWPROF_IDLE;
+
+	mutex_lock(&uwprof_dev_lock);
+	list_add_rcu(&s->list, &uwprof_sessions);
+	mutex_unlock(&uwprof_dev_lock);
+	file->private_data = s;
 	return 0;
+}
+
+/* s->lock held, state SAMPLING. */
+static void uwprof_dev_stop(struct uwprof_session *s)
+{
+	mutex_lock(&uwprof_dev_lock);
+	RCU_INIT_POINTER(uwprof_active, NULL);
+	mutex_unlock(&uwprof_dev_lock);
+	uwprof_sample_stop(s->sampler);
+	s->state = UWPROF_STOPPED;
 }
 
 static int uwprof_release(struct inode *inode, struct file *file)
 {
+	struct uwprof_session *s = file->private_data;
+
+	mutex_lock(&s->lock);
+	if (s->state == UWPROF_SAMPLING)
+		uwprof_dev_stop(s);
+	mutex_unlock(&s->lock);
+
+	mutex_lock(&uwprof_dev_lock);
+	list_del_rcu(&s->list);
+	mutex_unlock(&uwprof_dev_lock);
+	/*
+	 * Wait for probes still walking the list, then for the RCU callbacks
+	 * that free this session's dropped mapping lists (they uncharge it).
+	 */
+	synchronize_rcu();
+	rcu_barrier();
+
+	uwprof_sample_free(s->sampler);
+	uwprof_store_destroy(s);
+	mutex_destroy(&s->ring_lock);
+	mutex_destroy(&s->lock);
+	kfree(s);
 	return 0;
 }
 
-static long uwprof_ioc_version(void __user *arg)
+static long uwprof_ioc_version(struct uwprof_session *s, void __user *arg)
 {
-	struct uwprof_version v;
-	u32 usize;
-	int ret;
+	struct uwprof_version v = {};
+	long usize;
 
-	if (get_user(usize, (u32 __user *)arg))
-		return -EFAULT;
-	if (usize < offsetofend(struct uwprof_version, size))
-		return -EINVAL;
-	ret = copy_struct_from_user(&v, sizeof(v), arg, usize);
-	if (ret)
-		return ret;
-	memset(&v, 0, sizeof(v));
+	usize = uwprof_dev_out_size(arg, sizeof(v));
+	if (usize < 0)
+		return usize;
 	v.size = sizeof(v);
 	v.abi_version = UWPROF_ABI_VERSION;
 	v.table_version = UWPROF_TABLE_VERSION;
-	v.arch = IS_ENABLED(CONFIG_ARM64) ? UWPROF_ARCH_ARM64 : UWPROF_ARCH_X86_64;
+	v.arch = UWPROF_COMPAT_ARCH;
+	if (uwprof_sample_hw_available())
+		v.caps |= UWPROF_CAP_HW_CYCLES;
+	if (s->may_kernel)
+		v.caps |= UWPROF_CAP_KERNEL_STACK;
 	v.nr_cpus = nr_cpu_ids;
-	if (copy_to_user(arg, &v, min_t(size_t, usize, sizeof(v))))
-		return -EFAULT;
+	v.table_mem_max = READ_ONCE(uwprof_table_mem_max);
+	return uwprof_dev_put(arg, &v, sizeof(v), usize);
+}
+
+/* s->lock held. */
+static long uwprof_ioc_start(struct uwprof_session *s, void __user *arg)
+{
+	struct uwprof_sampler *sp, *old;
+	int ret;
+
+	if (s->state == UWPROF_SAMPLING)
+		return -EBUSY;
+	sp = uwprof_sample_create(s, arg);
+	if (IS_ERR(sp))
+		return PTR_ERR(sp);
+
+	mutex_lock(&uwprof_dev_lock);
+	if (rcu_access_pointer(uwprof_active)) {
+		mutex_unlock(&uwprof_dev_lock);
+		ret = -EBUSY;
+		goto free;
+	}
+	mutex_lock(&s->ring_lock);
+	old = s->sampler;
+	if (old && atomic_read(&old->rings->mmapped)) {
+		/* The reader still maps the previous run's rings. */
+		mutex_unlock(&s->ring_lock);
+		mutex_unlock(&uwprof_dev_lock);
+		ret = -EBUSY;
+		goto free;
+	}
+	s->sampler = sp;
+	mutex_unlock(&s->ring_lock);
+	rcu_assign_pointer(uwprof_active, sp);
+	mutex_unlock(&uwprof_dev_lock);
+	uwprof_sample_free(old);
+
+	ret = uwprof_sample_run(sp);
+	if (ret) {
+		mutex_lock(&uwprof_dev_lock);
+		RCU_INIT_POINTER(uwprof_active, NULL);
+		mutex_unlock(&uwprof_dev_lock);
+		synchronize_rcu();
+		mutex_lock(&s->ring_lock);
+		s->sampler = NULL;
+		mutex_unlock(&s->ring_lock);
+		s->state = UWPROF_IDLE;
+		goto free;
+	}
+	s->state = UWPROF_SAMPLING;
 	return 0;
+
+free:
+	uwprof_sample_free(sp);
+	return ret;
+}
+
+/* s->lock held. */
+static long uwprof_ioc_stats(struct uwprof_session *s, void __user *arg)
+{
+	struct uwprof_stats *st;
+	long usize;
+	int ret;
+
+	usize = uwprof_dev_out_size(arg, sizeof(*st));
+	if (usize < 0)
+		return usize;
+	st = kzalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return -ENOMEM;
+	st->size = sizeof(*st);
+	uwprof_sample_stats(s, st);
+	st->tables = atomic64_read(&s->nr_tables);
+	st->table_bytes = atomic64_read(&s->mem);
+	st->processes = atomic64_read(&s->nr_procs);
+	st->processes_dropped = atomic64_read(&s->procs_dropped);
+	ret = uwprof_dev_put(arg, st, sizeof(*st), usize);
+	kfree(st);
+	return ret;
+}
+
+/* s->lock held. */
+static long uwprof_ioc_ring_info(struct uwprof_session *s, void __user *arg)
+{
+	struct uwprof_ring_info ri = {};
+	struct uwprof_rings *rs;
+	long usize;
+
+	usize = uwprof_dev_out_size(arg, sizeof(ri));
+	if (usize < 0)
+		return usize;
+	if (!s->sampler)
+		return -EINVAL;
+	rs = s->sampler->rings;
+	ri.size = sizeof(ri);
+	ri.nr_rings = rs->nr;
+	ri.stride = rs->stride;
+	ri.data_size = rs->data_size;
+	ri.mmap_size = rs->mmap_size;
+	return uwprof_dev_put(arg, &ri, sizeof(ri), usize);
 }
 
 static long uwprof_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
+	struct uwprof_session *s = file->private_data;
 	void __user *uarg = (void __user *)arg;
+	long ret;
 
+	if (cmd == UWPROF_IOC_VERSION)
+		return uwprof_ioc_version(s, uarg);
+
+	mutex_lock(&s->lock);
 	switch (cmd) {
-	case UWPROF_IOC_VERSION:
-		return uwprof_ioc_version(uarg);
+	case UWPROF_IOC_TABLE_ADD:
+		ret = uwprof_store_table_add(s, uarg);
+		break;
+	case UWPROF_IOC_OBJECT_DEL:
+		ret = uwprof_store_object_del(s, uarg);
+		break;
+	case UWPROF_IOC_MAPS_SET:
+		ret = uwprof_store_maps_set(s, uarg);
+		break;
+	case UWPROF_IOC_PROCESS_DEL:
+		ret = uwprof_store_process_del(s, uarg);
+		break;
+	case UWPROF_IOC_START:
+		ret = uwprof_ioc_start(s, uarg);
+		break;
+	case UWPROF_IOC_STOP:
+		if (s->state == UWPROF_SAMPLING) {
+			uwprof_dev_stop(s);
+			ret = 0;
+		} else {
+			ret = -EINVAL;
+		}
+		break;
+	case UWPROF_IOC_STATS:
+		ret = uwprof_ioc_stats(s, uarg);
+		break;
+	case UWPROF_IOC_RING_INFO:
+		ret = uwprof_ioc_ring_info(s, uarg);
+		break;
 	default:
-		return -ENOTTY;
+		ret = -ENOTTY;
+		break;
 	}
+	mutex_unlock(&s->lock);
+	return ret;
+}
+
+/* Called under mmap_lock: only ring_lock may be taken here. */
+static int uwprof_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct uwprof_session *s = file->private_data;
+	int ret = -EINVAL;
+
+	mutex_lock(&s->ring_lock);
+	if (s->sampler)
+		ret = uwprof_ring_mmap(s->sampler->rings, vma);
+	mutex_unlock(&s->ring_lock);
+	return ret;
+}
+
+static __poll_t uwprof_poll(struct file *file, struct poll_table_struct *pt)
+{
+	struct uwprof_session *s = file->private_data;
+	__poll_t mask = 0;
+
+	poll_wait(file, &s->wq, pt);
+	mutex_lock(&s->ring_lock);
+	if (s->sampler && uwprof_ring_readable(s->sampler->rings))
+		mask = EPOLLIN | EPOLLRDNORM;
+	mutex_unlock(&s->ring_lock);
+	return mask;
 }
 
 static const struct file_operations uwprof_fops = {
@@ -68,6 +331,9 @@ static const struct file_operations uwprof_fops = {
 	.release	= uwprof_release,
 	.unlocked_ioctl	= uwprof_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
+	.mmap		= uwprof_mmap,
+	.poll		= uwprof_poll,
+	.llseek		= noop_llseek,
 };
 
 static struct miscdevice uwprof_misc = {

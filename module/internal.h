@@ -1,14 +1,236 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Declarations shared by the uwprof module's files (device, sessions,
- * tables, rings, sampling, lifecycle). Not seen by userspace.
+ * Declarations shared by the uwprof module's files: sessions (dev.c), the
+ * table and mapping store (store.c), rings (ring.c), sampling (sample.c) and
+ * process lifecycle tracking (lifecycle.c). Not seen by userspace.
  */
 #ifndef _UWPROF_INTERNAL_H
 #define _UWPROF_INTERNAL_H
 
 #include <linux/types.h>
+#include <linux/atomic.h>
+#include <linux/irq_work.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/wait.h>
+#include <linux/xarray.h>
+#include <linux/uwprof.h>
+
+#include "unwind.h"
+
+/* Kernel frames kept per sample when kernel stacks are asked for. */
+#define UWPROF_KSTACK_MAX	128
+
+/* ---- table and mapping store (store.c) ---- */
+
+/*
+ * One uploaded table. 'blob' is the caller's blob, copied and validated;
+ * 't' points into it and into 'idx'. References: one from the session's
+ * object store (dropped by OBJECT_DEL or close) and one from every mapping
+ * list that names it (dropped after an RCU grace period once the list is
+ * unreachable from the sample path), so a table outlives every reader.
+ */
+struct uwprof_tab {
+	struct kref ref;
+	struct uwprof_session *s;	/* for memory accounting */
+	u64 object_id;
+	u64 bytes;			/* charged against table_mem_max */
+	void *blob;
+	u32 *idx;
+	struct uwprof_table t;
+};
+
+/*
+ * The mappings of one process, immutable once published in the session's
+ * 'procs' xarray; replaced as a whole and freed through call_rcu().
+ */
+struct uwprof_proc {
+	struct rcu_head rcu;
+	struct uwprof_session *s;
+	u64 bytes;
+	u32 tgid;
+	u32 nr_maps;
+	struct uwprof_unwind_map maps[];
+};
+
+/* ---- rings (ring.c) ---- */
+
+/*
+ * Producer state of one CPU's ring. Written only on its CPU by the sample
+ * path and the lifecycle probes, both inside the 'busy' guard; read by
+ * process context only once sampling stopped and every producer is gone.
+ */
+struct uwprof_ring {
+	struct uwprof_ring_ctl *ctl;	/* shared page: module writes */
+	struct uwprof_ring_tail *tailp;	/* shared page: reader writes */
+	u8 *data;
+	u64 head;			/* private copy; ctl->head is published */
+	u64 lost_pending;		/* lost since the last LOST record */
+	u64 lost_total;			/* mirrors ctl->lost */
+	atomic_long_t nested_lost;	/* lost by nested producers */
+	int busy;			/* recursion guard, this CPU only */
+	struct irq_work wake;
+	struct uwprof_rings *set;
+};
+
+struct uwprof_rings {
+	void *area;			/* vmalloc_user, all rings */
+	u64 stride;
+	u64 data_size;
+	u64 mmap_size;
+	u32 nr;
+	atomic_t mmapped;		/* live vmas */
+	wait_queue_head_t *wq;		/* the session's poll queue */
+	struct uwprof_ring ring[];
+};
+
+/* ---- sampling (sample.c) ---- */
+
+/* Per-CPU counters; summed by the STATS ioctl. */
+struct uwprof_pcpu_stats {
+	u64 events;
+	u64 samples;
+	u64 frames;
+	u64 lost;
+	u64 lost_samples;
+	u64 skipped_kthread;
+	u64 skipped_compat;
+	u64 skipped_filter;
+	u64 fp_frames;
+	u64 unknown_maps;
+	u64 exit_records;
+	u64 stop[UWPROF_STOP__COUNT];
+	u64 hist[UWPROF_HIST_BUCKETS];
+};
+
+/* Per-CPU scratch for building one sample record. */
+struct uwprof_scratch {
+	u64 last_unknown_pid;		/* UNKNOWN_MAP rate limit */
+	u64 last_unknown_page;
+	unsigned long kstack[UWPROF_KSTACK_MAX + 64];
+	struct uwprof_rec_sample rec;	/* followed by its ips */
+};
+
+/*
+ * One sampling run, created by START and destroyed by the next START or
+ * by close. Immutable configuration once the perf events exist.
+ */
+struct uwprof_sampler {
+	struct uwprof_session *s;
+	u32 flags;			/* UWPROF_START_* */
+	u32 max_depth;
+	u32 freq_hz;
+	u32 nr_pids;
+	u32 *pids;			/* sorted tgids */
+	bool kstack;			/* kernel frames requested and allowed */
+	bool hw;			/* try hardware cycles first */
+	/* Written by the cpuhp callbacks, which the hotplug lock serialises. */
+	int create_err;			/* last event creation error */
+	u32 nr_events;
+	u32 nr_hw;			/* events that are hardware cycles */
+	struct hlist_node node;		/* cpuhp instance */
+	struct perf_event **events;	/* [nr_cpu_ids] */
+	struct uwprof_scratch **scratch; /* [nr_cpu_ids] */
+	size_t scratch_ips;		/* ips[] capacity in a scratch record */
+	struct uwprof_pcpu_stats __percpu *stats;
+	struct uwprof_rings *rings;
+};
+
+/* ---- sessions (dev.c) ---- */
+
+/*
+ * One open file. State machine:
+ *
+ *	IDLE --START--> SAMPLING --STOP--> STOPPED --START--> SAMPLING ...
+ *
+ * In every state tables and mappings can be added and removed. Rings exist
+ * in SAMPLING and STOPPED (readable after STOP); a new START frees the old
+ * rings, which is refused with EBUSY while they are mmapped. Only one
+ * session in the system is SAMPLING at a time (others get EBUSY). close
+ * stops sampling, then frees everything.
+ *
+ * Locks: 'lock' serialises the ioctls of this session and covers 'state'
+ * and the object store 'objects'; user memory is accessed under it.
+ * 'ring_lock' (taken inside 'lock', and by mmap under mmap_lock, so never
+ * held while touching user memory) covers the 'sampler' pointer that mmap
+ * and poll follow to the rings. 'procs' is written under its own xa_lock
+ * (by ioctls and by the lifecycle probes, which cannot sleep) and read
+ * under RCU by the sample path. 'list' is on uwprof_sessions (written under
+ * dev.c's mutex), walked under RCU by the lifecycle probes.
+ */
+enum uwprof_state {
+	UWPROF_IDLE,
+	UWPROF_SAMPLING,
+	UWPROF_STOPPED,
+};
+
+struct uwprof_session {
+	struct mutex lock;
+	struct mutex ring_lock;
+	enum uwprof_state state;
+	struct uwprof_sampler *sampler;
+	struct xarray objects;		/* object_id -> struct uwprof_tab */
+	struct xarray procs;		/* tgid -> struct uwprof_proc (RCU) */
+	atomic64_t mem;			/* bytes of tables and mappings */
+	atomic64_t nr_tables;
+	atomic64_t nr_procs;
+	atomic64_t procs_dropped;
+	wait_queue_head_t wq;
+	struct list_head list;
+	bool may_kernel;		/* opener may see kernel addresses */
+};
+
+/* The running sampler, or NULL; RCU-protected, written under dev.c's mutex. */
+extern struct uwprof_sampler __rcu *uwprof_active;
+
+extern unsigned long uwprof_table_mem_max;
 
 int uwprof_dev_init(void);
 void uwprof_dev_exit(void);
+int uwprof_dev_copy_args(void *dst, size_t ksize, size_t min, void __user *arg);
+
+/* store.c: process context unless noted */
+void uwprof_store_init(struct uwprof_session *s);
+void uwprof_store_destroy(struct uwprof_session *s);
+int uwprof_store_table_add(struct uwprof_session *s, void __user *arg);
+int uwprof_store_object_del(struct uwprof_session *s, void __user *arg);
+int uwprof_store_maps_set(struct uwprof_session *s, void __user *arg);
+int uwprof_store_process_del(struct uwprof_session *s, void __user *arg);
+/* Any context but NMI: used by the lifecycle probes. */
+bool uwprof_store_proc_drop(struct uwprof_session *s, u32 tgid);
+u64 uwprof_store_mem_used(void);
+
+/* ring.c */
+struct uwprof_rings *uwprof_ring_alloc(u32 data_pages, wait_queue_head_t *wq);
+void uwprof_ring_free(struct uwprof_rings *rs);
+bool uwprof_ring_enter(struct uwprof_ring *r);
+void uwprof_ring_exit(struct uwprof_ring *r);
+int uwprof_ring_write(struct uwprof_ring *r, const void *rec, u32 size);
+void uwprof_ring_count_nested(struct uwprof_ring *r);
+void uwprof_ring_flush_lost(struct uwprof_ring *r);
+bool uwprof_ring_readable(struct uwprof_rings *rs);
+int uwprof_ring_mmap(struct uwprof_rings *rs, struct vm_area_struct *vma);
+
+/* sample.c */
+int uwprof_sample_init(void);
+void uwprof_sample_exit(void);
+struct uwprof_sampler *uwprof_sample_create(struct uwprof_session *s,
+					    void __user *arg);
+int uwprof_sample_run(struct uwprof_sampler *sp);
+void uwprof_sample_stop(struct uwprof_sampler *sp);
+void uwprof_sample_free(struct uwprof_sampler *sp);
+void uwprof_sample_stats(struct uwprof_session *s, struct uwprof_stats *st);
+bool uwprof_sample_traced(const struct uwprof_sampler *sp, u32 tgid);
+void uwprof_sample_emit_exit(struct uwprof_sampler *sp, u32 tgid, bool exec);
+bool uwprof_sample_hw_available(void);
+
+/* lifecycle.c */
+int uwprof_lifecycle_init(void);
+void uwprof_lifecycle_exit(void);
+
+/* dev.c: the session list walked by the lifecycle probes */
+extern struct list_head uwprof_sessions;
 
 #endif /* _UWPROF_INTERNAL_H */

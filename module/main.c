@@ -1,20 +1,54 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * uwprof module entry: registers the device on load and tears everything
- * down on unload. Process context only.
+ * uwprof module entry: parameters, load and unload. Process context only.
+ *
+ * Unload is safe at any moment: open files and mappings of the rings pin
+ * the module (the device's fops owner), so by the time uwprof_exit() runs
+ * no session exists; what remains are the probes, the cpuhp state and RCU
+ * callbacks, each torn down here.
  */
 #include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/rcupdate.h>
 
+#include "compat.h"
 #include "internal.h"
+
+/* Bytes of tables and mapping lists all sessions may hold together. */
+unsigned long uwprof_table_mem_max = 512UL << 20;
+module_param_named(table_mem_max, uwprof_table_mem_max, ulong, 0644);
+MODULE_PARM_DESC(table_mem_max,
+		 "Bytes of unwind tables and mappings all sessions may hold (default 512 MiB)");
 
 static int __init uwprof_init(void)
 {
-	return uwprof_dev_init();
+	int ret;
+
+	ret = uwprof_sample_init();
+	if (ret)
+		return ret;
+	ret = uwprof_lifecycle_init();
+	if (ret)
+		goto sample_exit;
+	ret = uwprof_dev_init();
+	if (ret)
+		goto lifecycle_exit;
+	return 0;
+
+lifecycle_exit:
+	uwprof_lifecycle_exit();
+sample_exit:
+	uwprof_sample_exit();
+	return ret;
 }
 
 static void __exit uwprof_exit(void)
 {
 	uwprof_dev_exit();
+	uwprof_lifecycle_exit();
+	uwprof_sample_exit();
+	/* Mapping lists dropped by the probes are freed by RCU callbacks. */
+	rcu_barrier();
 }
 
 module_init(uwprof_init);

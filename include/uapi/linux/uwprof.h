@@ -183,13 +183,16 @@ struct uwprof_process_del {
 #define UWPROF_MAX_DEPTH	2048
 #define UWPROF_MAX_PIDS		1024
 #define UWPROF_MAX_FREQ		100000
+#define UWPROF_MAX_RING_PAGES	4096	/* data pages per CPU */
 
 struct uwprof_start {
 	__u32	size;
 	__u32	flags;		/* UWPROF_START_* */
 	__u32	freq_hz;	/* 1 .. UWPROF_MAX_FREQ */
 	__u32	max_depth;	/* user frames, 1 .. UWPROF_MAX_DEPTH */
-	__u32	ring_pages;	/* data pages per CPU, power of two; 0: default */
+	__u32	ring_pages;	/* data pages per CPU, power of two, at most
+				 * UWPROF_MAX_RING_PAGES, large enough for
+				 * two records of max_depth; 0: default */
 	__u32	nr_pids;	/* without SYSTEM_WIDE: 1 .. UWPROF_MAX_PIDS */
 	__u64	pids;		/* pointer to __u32 tgids[nr_pids] */
 };
@@ -221,7 +224,7 @@ struct uwprof_stats {
 	__u32	__reserved0;
 	__u64	samples;		/* sample records written */
 	__u64	frames;			/* user frames in them */
-	__u64	lost;			/* samples dropped: ring full or nested */
+	__u64	lost;			/* records dropped: ring full or nested */
 	__u64	skipped_kthread;
 	__u64	skipped_compat;
 	__u64	skipped_filter;		/* not a traced pid */
@@ -233,7 +236,18 @@ struct uwprof_stats {
 	__u64	table_bytes;
 	__u64	processes;		/* processes with mappings */
 	__u64	processes_dropped;	/* freed on exit or exec */
-	__u64	__reserved[8];
+	/*
+	 * Accounting identities, exact once sampling stopped:
+	 *   events == samples + lost_samples + skipped_kthread
+	 *             + skipped_compat + skipped_filter
+	 *   lost == sum of every ring's uwprof_ring_ctl.lost
+	 *        == sum of the counts of the UWPROF_REC_LOST records
+	 * ('lost' counts records of every type, 'lost_samples' samples only).
+	 */
+	__u64	events;			/* overflow-handler calls */
+	__u64	lost_samples;		/* samples in 'lost' */
+	__u64	exit_records;		/* UWPROF_REC_EXIT records written */
+	__u64	__reserved[5];
 };
 
 struct uwprof_ring_info {

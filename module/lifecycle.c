@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Process lifecycle: drops a process's mappings from every session when it
+ * exits (its last thread) or execs, and tells the sampling session's reader
+ * with an EXIT record. sched_process_exit and sched_process_exec are not
+ * exported to modules, so they are found by name.
+ *
+ * Contexts: the probes run in the exiting or exec'ing task, preemption
+ * disabled by the tracepoint (may not sleep, may be interrupted by the
+ * sample path). Registration runs in process context at load and unload.
+ */
+#include <linux/kernel.h>
+#include <linux/rculist.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+
+#include "compat.h"
+#include "internal.h"
+
+struct uwprof_tp {
+	const char *name;
+	void *probe;
+	struct tracepoint *tp;
+	bool registered;
+};
+
+struct uwprof_lifecycle {
+	struct uwprof_tp exit;
+	struct uwprof_tp exec;
+};
+
+static void uwprof_lifecycle_drop(u32 tgid, bool exec)
+{
+	struct uwprof_sampler *sp;
+	struct uwprof_session *s;
+	bool had = false;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &uwprof_sessions, list) {
+		if (uwprof_store_proc_drop(s, tgid)) {
+			atomic64_inc(&s->procs_dropped);
+			had = true;
+		}
+	}
+	sp = rcu_dereference(uwprof_active);
+	if (sp && (had || !(sp->flags & UWPROF_START_SYSTEM_WIDE)) &&
+	    uwprof_sample_traced(sp, tgid)) {
+		preempt_disable();
+		uwprof_sample_emit_exit(sp, tgid, exec);
+		preempt_enable();
+	}
+	rcu_read_unlock();
+}
+
+static void uwprof_lifecycle_on_exit(void *data, struct task_struct *p)
+{
+	/* do_exit() already counted this thread out of signal->live. */
+	if (atomic_read(&p->signal->live))
+		return;
+	if (p->flags & PF_KTHREAD)
+		return;
+	uwprof_lifecycle_drop(p->tgid, false);
+}
+
+static void uwprof_lifecycle_on_exec(void *data, struct task_struct *p,
+				     pid_t old_pid, struct linux_binprm *bprm)
+{
+	uwprof_lifecycle_drop(p->tgid, true);
+}
+
+static struct uwprof_lifecycle uwprof_lc = {
+	.exit = { .name = "sched_process_exit", .probe = uwprof_lifecycle_on_exit },
+	.exec = { .name = "sched_process_exec", .probe = uwprof_lifecycle_on_exec },
+};
+
+static void uwprof_lifecycle_find(struct tracepoint *tp, void *priv)
+{
+	struct uwprof_lifecycle *lc = priv;
+
+	if (!strcmp(tp->name, lc->exit.name))
+		lc->exit.tp = tp;
+	else if (!strcmp(tp->name, lc->exec.name))
+		lc->exec.tp = tp;
+}
+
+static int uwprof_lifecycle_attach(struct uwprof_tp *t)
+{
+	int ret;
+
+	if (!t->tp) {
+		pr_err("uwprof: tracepoint %s not found\n", t->name);
+		return -ENOENT;
+	}
+	ret = tracepoint_probe_register(t->tp, t->probe, NULL);
+	if (ret) {
+		pr_err("uwprof: cannot attach to %s: %d\n", t->name, ret);
+		return ret;
+	}
+	t->registered = true;
+	return 0;
+}
+
+static void uwprof_lifecycle_detach(struct uwprof_tp *t)
+{
+	if (t->registered)
+		tracepoint_probe_unregister(t->tp, t->probe, NULL);
+	t->registered = false;
+}
+
+int uwprof_lifecycle_init(void)
+{
+	int ret;
+
+	for_each_kernel_tracepoint(uwprof_lifecycle_find, &uwprof_lc);
+	ret = uwprof_lifecycle_attach(&uwprof_lc.exit);
+	if (!ret)
+		ret = uwprof_lifecycle_attach(&uwprof_lc.exec);
+	if (ret)
+		uwprof_lifecycle_exit();
+	return ret;
+}
+
+void uwprof_lifecycle_exit(void)
+{
+	uwprof_lifecycle_detach(&uwprof_lc.exec);
+	uwprof_lifecycle_detach(&uwprof_lc.exit);
+	/* No probe may still run module code once unload proceeds. */
+	tracepoint_synchronize_unregister();
+}

@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sampling: one kernel perf event per online CPU (a cpuhp multi-instance
+ * state follows hotplug), the overflow handler that unwinds the
+ * interrupted task's user stack into the CPU's ring, and the per-CPU
+ * statistics.
+ *
+ * Contexts: uwprof_sample_overflow() and everything it calls run in NMI
+ * (hardware cycles on x86) or hard IRQ (cpu-clock, arm64 PMU): no locks,
+ * no allocation, no sleeping, no printing; mappings are read under RCU and
+ * user memory through copy_from_user_nofault(). uwprof_sample_emit_exit()
+ * runs from the lifecycle probes with preemption disabled. The rest runs in
+ * process context under the session mutex, or in the cpuhp thread.
+ */
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/kernel.h>
+#include <linux/perf_event.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+#include <linux/sched/task_stack.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/stacktrace.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+
+#include "compat.h"
+#include "internal.h"
+
+static enum cpuhp_state uwprof_cpuhp_state;
+static bool uwprof_hw_ok;
+
+/* Default data pages per CPU ring (256 KiB with 4 KiB pages). */
+#define UWPROF_RING_PAGES_DEFAULT	64
+
+bool uwprof_sample_hw_available(void)
+{
+	return uwprof_hw_ok;
+}
+
+static u32 uwprof_rec_max(const struct uwprof_sampler *sp)
+{
+	u32 n = sp->max_depth + (sp->kstack ? UWPROF_KSTACK_MAX : 0);
+
+	return sizeof(struct uwprof_rec_sample) + n * sizeof(u64);
+}
+
+/* NMI-safe: the pid list is immutable while events exist. */
+bool uwprof_sample_traced(const struct uwprof_sampler *sp, u32 tgid)
+{
+	u32 lo = 0, hi = sp->nr_pids;
+
+	if (sp->flags & UWPROF_START_SYSTEM_WIDE)
+		return true;
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (sp->pids[mid] == tgid)
+			return true;
+		if (sp->pids[mid] < tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+static u32 uwprof_hist_bucket(u64 ns)
+{
+	u64 v = ns >> 6;
+
+	if (!v)
+		return 0;
+	return min_t(u32, fls64(v) - 1, UWPROF_HIST_BUCKETS - 1);
+}
+
+/*
+ * Kernel frames of the interrupted context, outermost last. stack_trace_save()
+ * is the exported walker usable from NMI; it starts in this handler, so the
+ * frames up to the interrupted pc (reported by the walkers when they cross
+ * the exception frame) are dropped. Without a match only the pc is kept.
+ * Context: NMI or hard IRQ.
+ */
+static u32 uwprof_sample_kstack(struct uwprof_scratch *sc, struct pt_regs *regs,
+				u64 *ips)
+{
+	unsigned long ip = instruction_pointer(regs);
+	u32 n, i, k = 0;
+
+	n = stack_trace_save(sc->kstack, ARRAY_SIZE(sc->kstack), 0);
+	for (i = 0; i < n; i++)
+		if (sc->kstack[i] == ip)
+			break;
+	if (i == n) {
+		ips[0] = ip;
+		return 1;
+	}
+	for (; i < n && k < UWPROF_KSTACK_MAX; i++)
+		ips[k++] = sc->kstack[i];
+	return k;
+}
+
+/* Context: NMI or hard IRQ, inside the ring guard. */
+static void uwprof_sample_unknown(struct uwprof_sampler *sp,
+				  struct uwprof_scratch *sc,
+				  struct uwprof_ring *r, u32 tgid, u32 tid,
+				  u64 addr, u64 now)
+{
+	struct uwprof_pcpu_stats __percpu *st = sp->stats;
+	struct uwprof_rec_unknown_map rec = {
+		.hdr = { .type = UWPROF_REC_UNKNOWN_MAP, .size = sizeof(rec) },
+		.time_ns = now,
+		.pid = tgid,
+		.tid = tid,
+		.addr = addr,
+	};
+
+	/* One report per (process, page) in a row is enough for the tool. */
+	if (sc->last_unknown_pid == tgid &&
+	    sc->last_unknown_page == (addr >> PAGE_SHIFT))
+		return;
+	if (uwprof_ring_write(r, &rec, sizeof(rec))) {
+		this_cpu_inc(st->lost);
+		return;
+	}
+	sc->last_unknown_pid = tgid;
+	sc->last_unknown_page = addr >> PAGE_SHIFT;
+	this_cpu_inc(st->unknown_maps);
+}
+
+/*
+ * Context: NMI (hardware cycles on x86) or hard IRQ. No locks, no
+ * allocation, no sleeping, no printing.
+ */
+static void uwprof_sample_overflow(struct perf_event *event,
+				   struct perf_sample_data *data,
+				   struct pt_regs *regs)
+{
+	struct uwprof_sampler *sp = event->overflow_handler_context;
+	struct uwprof_pcpu_stats __percpu *st = sp->stats;
+	struct task_struct *t = current;
+	struct uwprof_unwind_res res = {};
+	struct uwprof_rec_sample *rec;
+	struct uwprof_scratch *sc;
+	const struct uwprof_proc *p;
+	struct uwprof_ring *r;
+	struct pt_regs *uregs;
+	u32 cpu, tgid, nk = 0;
+	u64 t0, t1;
+
+	this_cpu_inc(st->events);
+	if ((t->flags & (PF_KTHREAD | UWPROF_PF_USER_WORKER)) || !t->mm) {
+		this_cpu_inc(st->skipped_kthread);
+		return;
+	}
+	uregs = user_mode(regs) ? regs : task_pt_regs(t);
+	if (uwprof_compat_user_regs(uregs)) {
+		this_cpu_inc(st->skipped_compat);
+		return;
+	}
+	tgid = t->tgid;
+	if (!uwprof_sample_traced(sp, tgid)) {
+		this_cpu_inc(st->skipped_filter);
+		return;
+	}
+
+	cpu = smp_processor_id();
+	r = &sp->rings->ring[cpu];
+	if (!uwprof_ring_enter(r)) {
+		uwprof_ring_count_nested(r);
+		this_cpu_inc(st->lost);
+		this_cpu_inc(st->lost_samples);
+		return;
+	}
+	sc = sp->scratch[cpu];
+	rec = &sc->rec;
+
+	if (sp->kstack && !user_mode(regs))
+		nk = uwprof_sample_kstack(sc, regs, rec->ips);
+
+	t0 = ktime_get_mono_fast_ns();
+	rcu_read_lock();
+	p = xa_load(&sp->s->procs, tgid);
+	if (p) {
+		struct uwprof_unwind_req req = {
+			.maps = p->maps,
+			.nr_maps = p->nr_maps,
+			.ips = rec->ips + nk,
+			.max_depth = sp->max_depth,
+		};
+
+		if (sp->flags & UWPROF_START_NO_FP_FALLBACK)
+			req.flags |= UWPROF_UNWIND_NO_FP_FALLBACK;
+		uwprof_compat_user_regs_get(uregs, &req.regs);
+		uwprof_unwind_user(&req, &res);
+	} else {
+		rec->ips[nk] = instruction_pointer(uregs);
+		res.nr = 1;
+		res.stop = UWPROF_STOP_NO_PROCESS;
+		res.unknown_pc = rec->ips[nk];
+	}
+	rcu_read_unlock();
+	t1 = ktime_get_mono_fast_ns();
+
+	this_cpu_inc(st->stop[res.stop < UWPROF_STOP__COUNT ? res.stop : 0]);
+	this_cpu_inc(st->hist[uwprof_hist_bucket(t1 - t0)]);
+
+	rec->hdr.type = UWPROF_REC_SAMPLE;
+	rec->hdr.size = sizeof(*rec) + (nk + res.nr) * sizeof(u64);
+	rec->time_ns = t0;
+	rec->pid = tgid;
+	rec->tid = t->pid;
+	rec->cpu = cpu;
+	rec->flags = (res.stop & UWPROF_SAMPLE_STOP_MASK) |
+		     (res.flags & UWPROF_SAMPLE_FP_USED) |
+		     (user_mode(regs) ? 0 : UWPROF_SAMPLE_IN_KERNEL);
+	rec->nr_kernel = nk;
+	rec->nr_user = res.nr;
+	rec->__reserved = 0;
+	rec->period = data->period;
+
+	if (uwprof_ring_write(r, rec, rec->hdr.size)) {
+		this_cpu_inc(st->lost);
+		this_cpu_inc(st->lost_samples);
+	} else {
+		this_cpu_inc(st->samples);
+		this_cpu_add(st->frames, res.nr);
+		this_cpu_add(st->fp_frames, res.fp_frames);
+	}
+
+	if (res.stop == UWPROF_STOP_NO_MAP || res.stop == UWPROF_STOP_NO_PROCESS)
+		uwprof_sample_unknown(sp, sc, r, tgid, t->pid, res.unknown_pc, t0);
+	uwprof_ring_exit(r);
+}
+
+/*
+ * A traced process exited or exec'd. Context: a lifecycle probe,
+ * preemption disabled; interrupts (and the sample path) may nest.
+ */
+void uwprof_sample_emit_exit(struct uwprof_sampler *sp, u32 tgid, bool exec)
+{
+	struct uwprof_pcpu_stats __percpu *st = sp->stats;
+	struct uwprof_rec_exit rec = {
+		.hdr = { .type = UWPROF_REC_EXIT, .size = sizeof(rec) },
+		.time_ns = ktime_get_mono_fast_ns(),
+		.pid = tgid,
+		.exec = exec,
+	};
+	struct uwprof_ring *r = &sp->rings->ring[smp_processor_id()];
+
+	if (!uwprof_ring_enter(r)) {
+		uwprof_ring_count_nested(r);
+		this_cpu_inc(st->lost);
+		return;
+	}
+	if (uwprof_ring_write(r, &rec, sizeof(rec)))
+		this_cpu_inc(st->lost);
+	else
+		this_cpu_inc(st->exit_records);
+	uwprof_ring_exit(r);
+}
+
+static struct perf_event *uwprof_sample_event(struct uwprof_sampler *sp,
+					      unsigned int cpu, bool hw)
+{
+	struct perf_event_attr attr = {
+		.size		= sizeof(attr),
+		.type		= hw ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE,
+		.config		= hw ? PERF_COUNT_HW_CPU_CYCLES :
+				       PERF_COUNT_SW_CPU_CLOCK,
+		.sample_freq	= sp->freq_hz,
+		.freq		= 1,
+		.exclude_hv	= 1,
+		/* The arm64 PMU refuses exclude_idle; the idle task is skipped anyway. */
+		.exclude_idle	= !hw,
+	};
+
+	return perf_event_create_kernel_counter(&attr, cpu, NULL,
+						uwprof_sample_overflow, sp);
+}
+
+/* cpuhp thread (or START, under the hotplug lock) for one online CPU. */
+static int uwprof_sample_cpu_online(unsigned int cpu, struct hlist_node *node)
+{
+	struct uwprof_sampler *sp = hlist_entry(node, struct uwprof_sampler, node);
+	struct perf_event *ev = ERR_PTR(-ENODEV);
+	bool forced = sp->flags & UWPROF_START_CYCLES;
+
+	if (sp->hw)
+		ev = uwprof_sample_event(sp, cpu, true);
+	if (IS_ERR(ev) && !forced)
+		ev = uwprof_sample_event(sp, cpu, false);
+	else if (!IS_ERR(ev))
+		sp->nr_hw++;
+	if (IS_ERR(ev)) {
+		/* Never fail the hotplug itself: the CPU just goes unsampled. */
+		sp->create_err = PTR_ERR(ev);
+		return 0;
+	}
+	sp->nr_events++;
+	WRITE_ONCE(sp->events[cpu], ev);
+	return 0;
+}
+
+static int uwprof_sample_cpu_offline(unsigned int cpu, struct hlist_node *node)
+{
+	struct uwprof_sampler *sp = hlist_entry(node, struct uwprof_sampler, node);
+	struct perf_event *ev = xchg(&sp->events[cpu], NULL);
+
+	if (ev)
+		perf_event_release_kernel(ev);
+	return 0;
+}
+
+static int uwprof_sample_pid_cmp(const void *a, const void *b)
+{
+	u32 x = *(const u32 *)a, y = *(const u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int uwprof_sample_check(const struct uwprof_start *a)
+{
+	const u32 known = UWPROF_START_SYSTEM_WIDE | UWPROF_START_KERNEL_STACK |
+			  UWPROF_START_CPU_CLOCK | UWPROF_START_CYCLES |
+			  UWPROF_START_NO_FP_FALLBACK;
+
+	if (a->flags & ~known)
+		return -EINVAL;
+	if ((a->flags & UWPROF_START_CPU_CLOCK) && (a->flags & UWPROF_START_CYCLES))
+		return -EINVAL;
+	if (!a->freq_hz || a->freq_hz > UWPROF_MAX_FREQ)
+		return -EINVAL;
+	if (!a->max_depth)
+		return -EINVAL;
+	if (a->max_depth > UWPROF_MAX_DEPTH)
+		return -E2BIG;
+	if (a->ring_pages && !is_power_of_2(a->ring_pages))
+		return -EINVAL;
+	if (a->ring_pages > UWPROF_MAX_RING_PAGES)
+		return -E2BIG;
+	if (a->flags & UWPROF_START_SYSTEM_WIDE) {
+		if (a->nr_pids || a->pids)
+			return -EINVAL;
+	} else {
+		if (!a->nr_pids)
+			return -EINVAL;
+		if (a->nr_pids > UWPROF_MAX_PIDS)
+			return -E2BIG;
+	}
+	return 0;
+}
+
+static int uwprof_sample_pids(struct uwprof_sampler *sp,
+			      const struct uwprof_start *a)
+{
+	u32 i;
+
+	if (!a->nr_pids)
+		return 0;
+	sp->pids = kcalloc(a->nr_pids, sizeof(u32), GFP_KERNEL);
+	if (!sp->pids)
+		return -ENOMEM;
+	if (copy_from_user(sp->pids, u64_to_user_ptr(a->pids),
+			   a->nr_pids * sizeof(u32)))
+		return -EFAULT;
+	for (i = 0; i < a->nr_pids; i++)
+		if (!sp->pids[i] || sp->pids[i] > PID_MAX_LIMIT)
+			return -EINVAL;
+	sort(sp->pids, a->nr_pids, sizeof(u32), uwprof_sample_pid_cmp, NULL);
+	sp->nr_pids = a->nr_pids;
+	return 0;
+}
+
+/* The ring size in pages: the caller's, or the default grown to fit. */
+static int uwprof_sample_ring_pages(const struct uwprof_sampler *sp,
+				    u32 asked, u32 *pages)
+{
+	u64 need = 2ULL * (uwprof_rec_max(sp) + 2 * sizeof(struct uwprof_rec_lost));
+	u32 n = asked ? asked : UWPROF_RING_PAGES_DEFAULT;
+
+	if (asked) {
+		if (((u64)n << PAGE_SHIFT) < need)
+			return -EINVAL;
+	} else {
+		while (((u64)n << PAGE_SHIFT) < 4 * need)
+			n <<= 1;
+	}
+	*pages = n;
+	return 0;
+}
+
+/* Process context, session mutex held: validates START and allocates. */
+struct uwprof_sampler *uwprof_sample_create(struct uwprof_session *s,
+					    void __user *arg)
+{
+	struct uwprof_sampler *sp;
+	struct uwprof_start a;
+	u32 pages, cpu;
+	int ret;
+
+	ret = uwprof_dev_copy_args(&a, sizeof(a), sizeof(a), arg);
+	if (ret)
+		return ERR_PTR(ret);
+	ret = uwprof_sample_check(&a);
+	if (ret)
+		return ERR_PTR(ret);
+	if ((a.flags & UWPROF_START_KERNEL_STACK) && !s->may_kernel)
+		return ERR_PTR(-EPERM);
+	if ((a.flags & UWPROF_START_CYCLES) && !uwprof_hw_ok)
+		return ERR_PTR(-EOPNOTSUPP);
+
+	sp = kzalloc(sizeof(*sp), GFP_KERNEL);
+	if (!sp)
+		return ERR_PTR(-ENOMEM);
+	sp->s = s;
+	sp->flags = a.flags;
+	sp->freq_hz = a.freq_hz;
+	sp->max_depth = a.max_depth;
+	sp->kstack = a.flags & UWPROF_START_KERNEL_STACK;
+	sp->hw = !(a.flags & UWPROF_START_CPU_CLOCK) && uwprof_hw_ok;
+
+	ret = uwprof_sample_pids(sp, &a);
+	if (ret)
+		goto free;
+	ret = uwprof_sample_ring_pages(sp, a.ring_pages, &pages);
+	if (ret)
+		goto free;
+
+	ret = -ENOMEM;
+	sp->stats = alloc_percpu(struct uwprof_pcpu_stats);
+	sp->events = kcalloc(nr_cpu_ids, sizeof(*sp->events), GFP_KERNEL);
+	sp->scratch = kcalloc(nr_cpu_ids, sizeof(*sp->scratch), GFP_KERNEL);
+	if (!sp->stats || !sp->events || !sp->scratch)
+		goto free;
+	for_each_possible_cpu(cpu) {
+		sp->scratch[cpu] = kvzalloc_node(sizeof(struct uwprof_scratch) +
+						 uwprof_rec_max(sp),
+						 GFP_KERNEL, cpu_to_node(cpu));
+		if (!sp->scratch[cpu])
+			goto free;
+	}
+	sp->rings = uwprof_ring_alloc(pages, &s->wq);
+	if (IS_ERR(sp->rings)) {
+		ret = PTR_ERR(sp->rings);
+		sp->rings = NULL;
+		goto free;
+	}
+	return sp;
+
+free:
+	uwprof_sample_free(sp);
+	return ERR_PTR(ret);
+}
+
+/*
+ * Process context: creates the events on every online CPU and keeps them
+ * following hotplug. The caller published 'sp' as uwprof_active first.
+ */
+int uwprof_sample_run(struct uwprof_sampler *sp)
+{
+	int ret;
+
+	ret = cpuhp_state_add_instance(uwprof_cpuhp_state, &sp->node);
+	if (ret)
+		return ret;
+	if (!sp->nr_events) {
+		cpuhp_state_remove_instance(uwprof_cpuhp_state, &sp->node);
+		return sp->create_err ? sp->create_err : -ENODEV;
+	}
+	return 0;
+}
+
+/*
+ * Process context: releases every event and waits until no handler can
+ * still be running, then emits each ring's final LOST count. The caller
+ * already cleared uwprof_active.
+ */
+void uwprof_sample_stop(struct uwprof_sampler *sp)
+{
+	u32 i;
+
+	cpuhp_state_remove_instance(uwprof_cpuhp_state, &sp->node);
+	/* Handlers in NMI/IRQ and the lifecycle probes are RCU readers. */
+	synchronize_rcu();
+	for (i = 0; i < sp->rings->nr; i++)
+		uwprof_ring_flush_lost(&sp->rings->ring[i]);
+}
+
+/* Process context, after uwprof_sample_stop() or before any event existed. */
+void uwprof_sample_free(struct uwprof_sampler *sp)
+{
+	unsigned int cpu;
+
+	if (!sp)
+		return;
+	uwprof_ring_free(sp->rings);
+	if (sp->scratch)
+		for_each_possible_cpu(cpu)
+			kvfree(sp->scratch[cpu]);
+	kfree(sp->scratch);
+	kfree(sp->events);
+	free_percpu(sp->stats);
+	kfree(sp->pids);
+	kfree(sp);
+}
+
+/* Process context, session mutex held: sums the per-CPU counters. */
+void uwprof_sample_stats(struct uwprof_session *s, struct uwprof_stats *st)
+{
+	struct uwprof_sampler *sp = s->sampler;
+	unsigned int cpu;
+	u32 i;
+
+	if (!sp)
+		return;
+	for_each_possible_cpu(cpu) {
+		const struct uwprof_pcpu_stats *c = per_cpu_ptr(sp->stats, cpu);
+
+		st->events += c->events;
+		st->samples += c->samples;
+		st->frames += c->frames;
+		st->lost += c->lost;
+		st->lost_samples += c->lost_samples;
+		st->skipped_kthread += c->skipped_kthread;
+		st->skipped_compat += c->skipped_compat;
+		st->skipped_filter += c->skipped_filter;
+		st->fp_frames += c->fp_frames;
+		st->unknown_maps += c->unknown_maps;
+		st->exit_records += c->exit_records;
+		for (i = 0; i < UWPROF_STOP__COUNT; i++)
+			st->stop[i] += c->stop[i];
+		for (i = 0; i < UWPROF_HIST_BUCKETS; i++)
+			st->unwind_ns_hist[i] += c->hist[i];
+	}
+}
+
+/* Module load: whether this machine's PMU gives a cycles event. */
+static void uwprof_sample_probe_hw(void)
+{
+	struct perf_event_attr attr = {
+		.size		= sizeof(attr),
+		.type		= PERF_TYPE_HARDWARE,
+		.config		= PERF_COUNT_HW_CPU_CYCLES,
+		.sample_period	= 1ULL << 40,
+		.disabled	= 1,
+	};
+	struct perf_event *ev;
+	int cpu;
+
+	cpus_read_lock();
+	cpu = cpumask_first(cpu_online_mask);
+	ev = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
+	cpus_read_unlock();
+	if (IS_ERR(ev))
+		return;
+	uwprof_hw_ok = true;
+	perf_event_release_kernel(ev);
+}
+
+int uwprof_sample_init(void)
+{
+	int ret;
+
+	uwprof_sample_probe_hw();
+	ret = cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN, "uwprof:online",
+				      uwprof_sample_cpu_online,
+				      uwprof_sample_cpu_offline);
+	if (ret < 0)
+		return ret;
+	uwprof_cpuhp_state = ret;
+	return 0;
+}
+
+void uwprof_sample_exit(void)
+{
+	cpuhp_remove_multi_state(uwprof_cpuhp_state);
+}

@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The per-session store of unwind tables (keyed by the caller's object id)
+ * and of per-process mapping lists (keyed by tgid), with their memory
+ * charged against the table_mem_max module parameter.
+ *
+ * Contexts: the ioctl handlers run in process context under the session
+ * mutex. uwprof_store_proc_drop() runs from the lifecycle tracepoint probes
+ * (preemption disabled, may not sleep). The sample path never calls in here:
+ * it reads 'procs' under RCU and uses the tables the mappings point to.
+ */
+#include <linux/kernel.h>
+#include <linux/mm.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "compat.h"
+#include "internal.h"
+
+/* Bytes of tables and mappings held by every session together. */
+static atomic64_t uwprof_mem_used = ATOMIC64_INIT(0);
+
+/*
+ * The largest blob the uapi limits allow: header, 6 bytes per row, padding,
+ * rules. Anything bigger is refused before a single byte is allocated.
+ */
+#define UWPROF_BLOB_MAX							\
+	(4096ULL + 6ULL * UWPROF_TABLE_MAX_ROWS + 8 +			\
+	 sizeof(struct uwprof_rule) * (u64)UWPROF_TABLE_MAX_RULES)
+
+u64 uwprof_store_mem_used(void)
+{
+	return atomic64_read(&uwprof_mem_used);
+}
+
+static int uwprof_store_charge(struct uwprof_session *s, u64 bytes)
+{
+	u64 max = READ_ONCE(uwprof_table_mem_max);
+
+	if (atomic64_add_return(bytes, &uwprof_mem_used) > max) {
+		atomic64_sub(bytes, &uwprof_mem_used);
+		return -ENOSPC;
+	}
+	atomic64_add(bytes, &s->mem);
+	return 0;
+}
+
+static void uwprof_store_uncharge(struct uwprof_session *s, u64 bytes)
+{
+	atomic64_sub(bytes, &uwprof_mem_used);
+	atomic64_sub(bytes, &s->mem);
+}
+
+/*
+ * Last reference gone: no mapping list reachable by the sample path names
+ * the table any more. May run in an RCU callback (softirq); kvfree() copes.
+ */
+static void uwprof_tab_release(struct kref *ref)
+{
+	struct uwprof_tab *tab = container_of(ref, struct uwprof_tab, ref);
+
+	uwprof_store_uncharge(tab->s, tab->bytes);
+	kvfree(tab->idx);
+	kvfree(tab->blob);
+	kfree(tab);
+}
+
+static void uwprof_tab_put(struct uwprof_tab *tab)
+{
+	kref_put(&tab->ref, uwprof_tab_release);
+}
+
+/* Drops the table references of a list nobody can reach any more. */
+static void uwprof_proc_free(struct uwprof_proc *p)
+{
+	u32 i;
+
+	for (i = 0; i < p->nr_maps; i++) {
+		const struct uwprof_table *t = p->maps[i].table;
+
+		if (t)
+			uwprof_tab_put(container_of(t, struct uwprof_tab, t));
+	}
+	uwprof_store_uncharge(p->s, p->bytes);
+	kvfree(p);
+}
+
+static void uwprof_proc_free_rcu(struct rcu_head *rcu)
+{
+	uwprof_proc_free(container_of(rcu, struct uwprof_proc, rcu));
+}
+
+int uwprof_store_table_add(struct uwprof_session *s, void __user *arg)
+{
+	struct uwprof_table_add a;
+	struct uwprof_tab *tab;
+	u64 idx_bytes;
+	void *blob;
+	int ret;
+
+	ret = uwprof_dev_copy_args(&a, sizeof(a), sizeof(a), arg);
+	if (ret)
+		return ret;
+	if (a.flags || !a.object_id)
+		return -EINVAL;
+	if (a.data_size < sizeof(struct uwprof_table_hdr))
+		return -EINVAL;
+	if (a.data_size > UWPROF_BLOB_MAX)
+		return -E2BIG;
+	if (xa_load(&s->objects, a.object_id))
+		return -EEXIST;
+
+	tab = kzalloc(sizeof(*tab), GFP_KERNEL_ACCOUNT);
+	if (!tab)
+		return -ENOMEM;
+	kref_init(&tab->ref);
+	tab->s = s;
+	tab->object_id = a.object_id;
+
+	/* Charge before allocating so a table over the cap costs nothing. */
+	ret = uwprof_store_charge(s, a.data_size);
+	if (ret)
+		goto free_tab;
+	tab->bytes = a.data_size;
+
+	blob = kvmalloc(a.data_size, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!blob) {
+		ret = -ENOMEM;
+		goto uncharge;
+	}
+	tab->blob = blob;
+	if (copy_from_user(blob, u64_to_user_ptr(a.data), a.data_size)) {
+		ret = -EFAULT;
+		goto uncharge;
+	}
+	ret = uwprof_table_check(blob, a.data_size, &idx_bytes);
+	if (ret)
+		goto uncharge;
+
+	ret = uwprof_store_charge(s, idx_bytes);
+	if (ret)
+		goto uncharge;
+	tab->bytes += idx_bytes;
+	tab->idx = kvmalloc(max_t(u64, idx_bytes, 4),
+			    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!tab->idx) {
+		ret = -ENOMEM;
+		goto uncharge;
+	}
+	uwprof_table_init(&tab->t, blob, tab->idx);
+
+	ret = xa_insert(&s->objects, a.object_id, tab, GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		if (ret == -EBUSY)
+			ret = -EEXIST;
+		goto uncharge;
+	}
+	atomic64_inc(&s->nr_tables);
+	return 0;
+
+uncharge:
+	uwprof_store_uncharge(s, tab->bytes);
+	kvfree(tab->idx);
+	kvfree(tab->blob);
+free_tab:
+	kfree(tab);
+	return ret;
+}
+
+int uwprof_store_object_del(struct uwprof_session *s, void __user *arg)
+{
+	struct uwprof_object_del d;
+	struct uwprof_tab *tab;
+	int ret;
+
+	ret = uwprof_dev_copy_args(&d, sizeof(d), sizeof(d), arg);
+	if (ret)
+		return ret;
+	if (d.flags || !d.object_id)
+		return -EINVAL;
+	tab = xa_erase(&s->objects, d.object_id);
+	if (!tab)
+		return -ENOENT;
+	atomic64_dec(&s->nr_tables);
+	/* Mapping lists still naming it keep it alive until they go. */
+	uwprof_tab_put(tab);
+	return 0;
+}
+
+/* Valid pids are 1 .. PID_MAX_LIMIT. */
+static bool uwprof_pid_ok(u32 pid)
+{
+	return pid && pid <= PID_MAX_LIMIT;
+}
+
+static int uwprof_map_check(const struct uwprof_map *m, u64 prev_end)
+{
+	if (m->flags & ~UWPROF_MAP_NO_TABLE || m->__reserved)
+		return -EINVAL;
+	if (m->start >= m->end || m->end > TASK_SIZE_MAX)
+		return -EINVAL;
+	/* Sorted by start and non-overlapping. */
+	if (m->start < prev_end)
+		return -EINVAL;
+	if (m->flags & UWPROF_MAP_NO_TABLE)
+		return m->object_id ? -EINVAL : 0;
+	return m->object_id ? 0 : -EINVAL;
+}
+
+int uwprof_store_maps_set(struct uwprof_session *s, void __user *arg)
+{
+	struct uwprof_proc *p, *old;
+	struct uwprof_maps_set a;
+	struct uwprof_map *um;
+	u64 prev_end = 0;
+	size_t bytes;
+	u32 i, n;
+	int ret;
+
+	ret = uwprof_dev_copy_args(&a, sizeof(a), sizeof(a), arg);
+	if (ret)
+		return ret;
+	if (a.flags || !uwprof_pid_ok(a.pid) || !a.nr_maps)
+		return -EINVAL;
+	if (a.nr_maps > UWPROF_MAX_MAPS)
+		return -E2BIG;
+	n = a.nr_maps;
+
+	um = kvmalloc_array(n, sizeof(*um), GFP_KERNEL | __GFP_NOWARN);
+	if (!um)
+		return -ENOMEM;
+	if (copy_from_user(um, u64_to_user_ptr(a.maps), n * sizeof(*um))) {
+		ret = -EFAULT;
+		goto free_um;
+	}
+	for (i = 0; i < n; i++) {
+		ret = uwprof_map_check(&um[i], prev_end);
+		if (ret)
+			goto free_um;
+		prev_end = um[i].end;
+	}
+
+	bytes = struct_size(p, maps, n);
+	p = kvzalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!p) {
+		ret = -ENOMEM;
+		goto free_um;
+	}
+	p->s = s;
+	p->tgid = a.pid;
+
+	/* Resolve object ids; the session mutex keeps 'objects' stable. */
+	for (i = 0; i < n; i++) {
+		struct uwprof_unwind_map *m = &p->maps[i];
+		struct uwprof_tab *tab = NULL;
+
+		if (um[i].object_id) {
+			tab = xa_load(&s->objects, um[i].object_id);
+			if (!tab) {
+				ret = -ENOENT;
+				goto put_tabs;
+			}
+			kref_get(&tab->ref);
+			m->table = &tab->t;
+		}
+		m->start = um[i].start;
+		m->end = um[i].end;
+		m->bias = um[i].bias;
+		m->flags = um[i].flags;
+		p->nr_maps = i + 1;
+	}
+
+	ret = uwprof_store_charge(s, bytes);
+	if (ret)
+		goto put_tabs;
+	p->bytes = bytes;
+
+	old = xa_store(&s->procs, a.pid, p, GFP_KERNEL_ACCOUNT);
+	if (xa_is_err(old)) {
+		ret = xa_err(old);
+		goto put_tabs;
+	}
+	if (old)
+		call_rcu(&old->rcu, uwprof_proc_free_rcu);
+	else
+		atomic64_inc(&s->nr_procs);
+	kvfree(um);
+	return 0;
+
+put_tabs:
+	uwprof_proc_free(p);
+free_um:
+	kvfree(um);
+	return ret;
+}
+
+bool uwprof_store_proc_drop(struct uwprof_session *s, u32 tgid)
+{
+	struct uwprof_proc *p;
+
+	/* Lockless first: most exiting tasks were never uploaded. */
+	if (!xa_load(&s->procs, tgid))
+		return false;
+	p = xa_erase(&s->procs, tgid);
+	if (!p)
+		return false;
+	atomic64_dec(&s->nr_procs);
+	call_rcu(&p->rcu, uwprof_proc_free_rcu);
+	return true;
+}
+
+int uwprof_store_process_del(struct uwprof_session *s, void __user *arg)
+{
+	struct uwprof_process_del d;
+	int ret;
+
+	ret = uwprof_dev_copy_args(&d, sizeof(d), sizeof(d), arg);
+	if (ret)
+		return ret;
+	if (!uwprof_pid_ok(d.pid))
+		return -EINVAL;
+	return uwprof_store_proc_drop(s, d.pid) ? 0 : -ENOENT;
+}
+
+void uwprof_store_init(struct uwprof_session *s)
+{
+	xa_init(&s->objects);
+	xa_init(&s->procs);
+	atomic64_set(&s->mem, 0);
+	atomic64_set(&s->nr_tables, 0);
+	atomic64_set(&s->nr_procs, 0);
+	atomic64_set(&s->procs_dropped, 0);
+}
+
+/*
+ * Frees everything. The caller made the session unreachable from the
+ * sample path and the probes and waited for a grace period and for every
+ * pending RCU callback (rcu_barrier()), so lists can be freed directly.
+ */
+void uwprof_store_destroy(struct uwprof_session *s)
+{
+	struct uwprof_proc *p;
+	struct uwprof_tab *tab;
+	unsigned long i;
+
+	xa_for_each(&s->procs, i, p) {
+		xa_erase(&s->procs, i);
+		uwprof_proc_free(p);
+	}
+	xa_destroy(&s->procs);
+	xa_for_each(&s->objects, i, tab) {
+		xa_erase(&s->objects, i);
+		uwprof_tab_put(tab);
+	}
+	xa_destroy(&s->objects);
+}
