@@ -39,12 +39,15 @@ static inline bool uwprof_compat_user_regs(struct pt_regs *regs)
 }
 
 /* A macro: struct uwprof_regs (unwind.h) includes this header. */
-#define uwprof_compat_user_regs_get(regs, out)	\
-	do {					\
-		(out)->pc = (regs)->ip;		\
-		(out)->sp = (regs)->sp;		\
-		(out)->fp = (regs)->bp;		\
-		(out)->lr = 0;			\
+#define uwprof_compat_user_regs_get(pt, out)		\
+	do {						\
+		const struct pt_regs *__r = (pt);	\
+		typeof(out) __o = (out);		\
+							\
+		__o->pc = __r->ip;			\
+		__o->sp = __r->sp;			\
+		__o->fp = __r->bp;			\
+		__o->lr = 0;				\
 	} while (0)
 
 #elif defined(CONFIG_ARM64)
@@ -56,12 +59,15 @@ static inline bool uwprof_compat_user_regs(struct pt_regs *regs)
 	return compat_user_mode(regs);
 }
 
-#define uwprof_compat_user_regs_get(regs, out)	\
-	do {					\
-		(out)->pc = (regs)->pc;		\
-		(out)->sp = (regs)->sp;		\
-		(out)->fp = (regs)->regs[29];	\
-		(out)->lr = (regs)->regs[30];	\
+#define uwprof_compat_user_regs_get(pt, out)		\
+	do {						\
+		const struct pt_regs *__r = (pt);	\
+		typeof(out) __o = (out);		\
+							\
+		__o->pc = __r->pc;			\
+		__o->sp = __r->sp;			\
+		__o->fp = __r->regs[29];		\
+		__o->lr = __r->regs[30];		\
 	} while (0)
 
 #else

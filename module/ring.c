@@ -206,6 +206,7 @@ void uwprof_ring_flush_lost(struct uwprof_ring *r)
 	if (sizeof(struct uwprof_rec_lost) > r->set->data_size - used)
 		return;
 	uwprof_ring_put_lost(r);
+	/* Pairs with the reader's acquire load of 'head'. */
 	smp_store_release(&r->ctl->head, r->head);
 	wake_up_interruptible(r->set->wq);
 }
@@ -217,6 +218,7 @@ bool uwprof_ring_readable(struct uwprof_rings *rs)
 	for (i = 0; i < rs->nr; i++) {
 		struct uwprof_ring *r = &rs->ring[i];
 
+		/* Pairs with the producers' release store of 'head'. */
 		if (smp_load_acquire(&r->ctl->head) != READ_ONCE(r->tailp->tail))
 			return true;
 	}

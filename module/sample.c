@@ -435,7 +435,7 @@ struct uwprof_sampler *uwprof_sample_create(struct uwprof_session *s,
 	if (!sp->stats || !sp->events || !sp->scratch)
 		goto free;
 	for_each_possible_cpu(cpu) {
-		sp->scratch[cpu] = kvzalloc_node(sizeof(struct uwprof_scratch) +
+		sp->scratch[cpu] = kvzalloc_node(sizeof(*sp->scratch[cpu]) +
 						 uwprof_rec_max(sp),
 						 GFP_KERNEL, cpu_to_node(cpu));
 		if (!sp->scratch[cpu])
