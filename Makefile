@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# uwprof top-level build. The module itself is described by ./Kbuild; this
+# file drives it, the tool, the tests and the demo.
+#
+#   make                  module (when KDIR exists) and tool
+#   make module KDIR=...  [ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-]
+#   make tool
+#   make demo             profile the bundled demo, write a flamegraph
+#   make check            every test: host tests and the four guest targets
+#   make dkms-install     install the module through DKMS
+
+KDIR ?= /lib/modules/$(shell uname -r)/build
+ARCH ?=
+CROSS_COMPILE ?=
+# Debian's headers expect these when cross-building from an amd64 host.
+ifeq ($(ARCH),arm64)
+ifneq ($(shell uname -m),aarch64)
+DEB_CROSS := DEB_BUILD_ARCH=amd64 DEB_HOST_ARCH=arm64 DEB_HOST_GNU_TYPE=aarch64-linux-gnu
+CROSS_COMPILE := $(or $(CROSS_COMPILE),aarch64-linux-gnu-)
+endif
+endif
+KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(ARCH),ARCH=$(ARCH)) \
+	$(if $(CROSS_COMPILE),CROSS_COMPILE=$(CROSS_COMPILE)) $(DEB_CROSS)
+
+VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+
+.PHONY: all module module-clean tool deps demo check check-host check-guest \
+	dkms-install dkms-uninstall fuzz bench-table clean
+
+all: tool
+ifneq ($(wildcard $(KDIR)/Makefile),)
+all: module
+endif
+
+module:
+	$(KMAKE) modules
+
+module-clean:
+	$(KMAKE) clean
+
+tool:
+	$(MAKE) -C tool
+
+deps:
+	@scripts/deps
+
+demo: deps
+	scripts/demo
+
+check: deps
+	tests/check
+
+check-host: deps
+	tests/check --host
+
+check-guest: deps
+	tests/check --guest
+
+fuzz:
+	$(MAKE) -C tool fuzz
+
+bench-table:
+	$(MAKE) -C tool bench-table
+
+dkms-install: deps
+	rm -rf /usr/src/uwprof-$(VERSION)
+	mkdir -p /usr/src/uwprof-$(VERSION)
+	cp -r Kbuild Makefile dkms.conf module include /usr/src/uwprof-$(VERSION)/
+	dkms install uwprof/$(VERSION)
+
+dkms-uninstall:
+	dkms remove uwprof/$(VERSION) --all
+	rm -rf /usr/src/uwprof-$(VERSION)
+
+clean: module-clean
+	$(MAKE) -C tool clean
+	rm -rf build
