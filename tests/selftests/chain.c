@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Target of the sampling suite: a fixed call chain
+ *	main -> chain_a -> chain_b -> chain_c -> chain_leaf
+ * built -O2 -fomit-frame-pointer, with frames of different shapes (a big
+ * local array, callee-saved registers, a leaf without a frame), so that
+ * only correct unwind tables recover it. Spins for argv[1] seconds (10 by
+ * default) or until killed. Every function is noinline and keeps its
+ * call non-tail by using the result.
+ */
+#include <stdlib.h>
+#include <time.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static volatile unsigned long sink;
+static time_t until;
+
+NOINLINE unsigned long chain_leaf(unsigned long x)
+{
+	unsigned long i;
+
+	for (i = 0; i < 100000; i++)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	return x;
+}
+
+NOINLINE unsigned long chain_c(unsigned long x)
+{
+	/* Callee-saved registers live across the call. */
+	unsigned long a = x * 3, b = x ^ 0x55, c = x + 7, d = x >> 2;
+	unsigned long r = chain_leaf(x);
+
+	return r + a * b + c * d;
+}
+
+NOINLINE unsigned long chain_b(unsigned long x)
+{
+	/* A large frame: CFA far from sp. */
+	volatile unsigned long buf[300];
+	unsigned long i;
+
+	for (i = 0; i < 300; i++)
+		buf[i] = x + i;
+	return chain_c(buf[x % 300]) + buf[7];
+}
+
+NOINLINE unsigned long chain_a(unsigned long x)
+{
+	return chain_b(x + 1) * 2 + 1;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long x = 1;
+
+	until = time(NULL) + (argc > 1 ? atoi(argv[1]) : 10);
+	while (time(NULL) < until)
+		x = chain_a(x);
+	sink = x;
+	return 0;
+}

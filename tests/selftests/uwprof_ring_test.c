@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Ring suite: record accounting is exact. Every overflow-handler call ends
+ * as a written sample, a lost sample or a counted skip; every lost record
+ * is reported by LOST records and the rings' running totals; a reader that
+ * consumes concurrently sees well-formed records only; a lying reader
+ * (garbage tail) cannot break the module; poll() wakes up.
+ */
+#include "uwprof_test.h"
+
+#include <poll.h>
+
+#include "kselftest_harness.h"
+
+FIXTURE(ring) {
+	int fd;
+	pid_t child;
+	struct uwt_rings r;
+	struct uwt_reader rd;
+};
+
+FIXTURE_SETUP(ring)
+{
+	const char *why = NULL;
+
+	self->child = -1;
+	self->r.base = NULL;
+	memset(&self->rd, 0, sizeof(self->rd));
+	self->fd = uwt_open(&why);
+	if (self->fd < 0)
+		SKIP(return, "%s", why);
+	self->child = uwt_spinner();
+	ASSERT_GT(self->child, 0);
+}
+
+FIXTURE_TEARDOWN(ring)
+{
+	uwt_rings_unmap(&self->r);
+	uwt_reap(self->child);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* The identities documented with struct uwprof_stats. */
+static void uwt_check_identities(struct __test_metadata *_metadata, int fd,
+				 struct uwt_rings *r, struct uwt_reader *rd,
+				 bool all_records_read)
+{
+	struct uwprof_stats st;
+
+	ASSERT_EQ(0, uwt_stats(fd, &st));
+	TH_LOG("events %llu samples %llu lost %llu (samples %llu) skipped %llu/%llu/%llu read: samples %llu lost %llu unknown %llu",
+	       st.events, st.samples, st.lost, st.lost_samples,
+	       st.skipped_kthread, st.skipped_compat, st.skipped_filter,
+	       rd->c.samples, rd->c.lost, rd->c.unknown);
+	EXPECT_EQ(0, rd->c.bad);
+	EXPECT_EQ(st.events, st.samples + st.lost_samples + st.skipped_kthread +
+		  st.skipped_compat + st.skipped_filter);
+	EXPECT_EQ(st.lost, uwt_ctl_lost(r));
+	EXPECT_LE(st.lost_samples, st.lost);
+	if (all_records_read) {
+		EXPECT_EQ(st.samples, rd->c.samples);
+		EXPECT_EQ(st.lost, rd->c.lost);
+		EXPECT_EQ(st.unknown_maps, rd->c.unknown);
+	}
+}
+
+/* Nobody reads: the tiny ring fills, and every drop is accounted for. */
+TEST_F(ring, overflow_exact)
+{
+	uint32_t pid = self->child;
+	struct uwprof_stats st;
+
+	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_CPU_CLOCK, 2000, 8, 1,
+			       &pid, 1));
+	uwt_sleep_ms(1500);
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
+	ASSERT_EQ(0, uwt_rings_map(self->fd, &self->r));
+	uwt_rings_drain(&self->r, &self->rd);
+	uwt_check_identities(_metadata, self->fd, &self->r, &self->rd, true);
+	ASSERT_EQ(0, uwt_stats(self->fd, &st));
+	EXPECT_GT(st.samples, 0);
+	EXPECT_GT(st.lost_samples, 0)
+		TH_LOG("a one-page ring was expected to overflow");
+}
+
+/* A reader consumes while sampling runs; then everything adds up. */
+TEST_F(ring, concurrent_reader)
+{
+	uint32_t pid = self->child;
+	struct timespec t0, t;
+	struct pollfd p;
+
+	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_CPU_CLOCK, 4000, 16, 2,
+			       &pid, 1));
+	ASSERT_EQ(0, uwt_rings_map(self->fd, &self->r));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		p.fd = self->fd;
+		p.events = POLLIN;
+		poll(&p, 1, 50);
+		uwt_rings_drain(&self->r, &self->rd);
+		/* Read slowly now and then so the ring overflows too. */
+		if (self->rd.c.samples % 7 == 0)
+			uwt_sleep_ms(30);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 2);
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
+	uwt_rings_drain(&self->r, &self->rd);
+	uwt_check_identities(_metadata, self->fd, &self->r, &self->rd, true);
+	EXPECT_GT(self->rd.c.samples, 0);
+}
+
+TEST_F(ring, poll_wakes)
+{
+	uint32_t pid = self->child;
+	struct pollfd p = { .fd = self->fd, .events = POLLIN };
+
+	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_CPU_CLOCK, 1000, 8, 0,
+			       &pid, 1));
+	EXPECT_EQ(1, poll(&p, 1, 5000));
+	EXPECT_TRUE(p.revents & POLLIN);
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
+}
+
+/* The reader's tail is untrusted: garbage must not hurt the module. */
+TEST_F(ring, garbage_tail)
+{
+	static const uint64_t bad[] = { ~0ULL, 1ULL << 63, 12345, 7 };
+	uint32_t pid = self->child;
+	unsigned int i, k;
+
+	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_CPU_CLOCK, 4000, 8, 1,
+			       &pid, 1));
+	ASSERT_EQ(0, uwt_rings_map(self->fd, &self->r));
+	for (k = 0; k < 20; k++) {
+		for (i = 0; i < self->r.info.nr_rings; i++) {
+			struct uwprof_ring_ctl *c = uwt_ctl(&self->r, i);
+
+			__atomic_store_n(&uwt_tail(&self->r, i)->tail,
+					 k & 1 ? c->head + bad[k % 4] :
+						 c->head - bad[k % 4],
+					 __ATOMIC_RELEASE);
+			/* The control page is the module's; scribbling is ignored. */
+			c->head = 3;
+		}
+		uwt_sleep_ms(50);
+	}
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
+	{
+		struct uwprof_stats st;
+
+		ASSERT_EQ(0, uwt_stats(self->fd, &st));
+		EXPECT_EQ(st.events, st.samples + st.lost_samples +
+			  st.skipped_kthread + st.skipped_compat +
+			  st.skipped_filter);
+		EXPECT_EQ(st.lost, uwt_ctl_lost(&self->r));
+	}
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sampling suite: a program built -O2 -fomit-frame-pointer (uwprof_chain,
+ * call chain main -> chain_a -> chain_b -> chain_c -> chain_leaf) is
+ * sampled with its table blob uploaded, and at least 99% of the samples
+ * taken in chain_leaf must carry exactly that chain up to main. Also:
+ * kernel frames come first when asked for, processes without mappings
+ * produce UNKNOWN_MAP records, and exit and exec drop a process's mappings
+ * with an EXIT record.
+ *
+ * Run from the directory holding uwprof_chain, uwprof_chain.blob and
+ * uwprof_chain.syms (the build's OUT).
+ */
+#include "uwprof_test.h"
+
+#include <poll.h>
+
+#include "kselftest_harness.h"
+
+#define CHAIN		"./uwprof_chain"
+#define CHAIN_BLOB	"./uwprof_chain.blob"
+#define CHAIN_SYMS	"./uwprof_chain.syms"
+#define KERNEL_HALF	0xffff000000000000ULL
+
+enum { F_LEAF, F_C, F_B, F_A, F_MAIN, F_NR };
+
+static const char *const chain_names[F_NR] = {
+	"chain_leaf", "chain_c", "chain_b", "chain_a", "main",
+};
+
+struct range {
+	uint64_t start, end;
+};
+
+/* Collected from the rings. */
+struct tally {
+	struct range fn[F_NR];
+	uint32_t pid;
+	uint64_t samples, leaf, exact;
+	uint64_t other_pid, in_kernel, with_kernel, bad_kernel, bad_user;
+	uint64_t stops[UWPROF_STOP__COUNT];
+	uint32_t exits[2];	/* by 'exec' */
+	uint32_t exit_pid_bad;
+	uint32_t printed;
+};
+
+/* Names may carry a compiler suffix (chain_c.constprop.0). */
+static int load_syms(struct range *fn)
+{
+	char name[256], type[8];
+	unsigned long long a, s;
+	int found = 0, i;
+	FILE *f = fopen(CHAIN_SYMS, "re");
+
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%llx %llx %7s %255s", &a, &s, type, name) == 4) {
+		for (i = 0; i < F_NR; i++) {
+			size_t n = strlen(chain_names[i]);
+
+			if (strncmp(name, chain_names[i], n) ||
+			    (name[n] && name[n] != '.'))
+				continue;
+			if (!fn[i].end)
+				found++;
+			fn[i].start = a;
+			fn[i].end = a + s;
+		}
+	}
+	fclose(f);
+	return found == F_NR ? 0 : -ENOENT;
+}
+
+static bool in(const struct range *r, uint64_t a)
+{
+	return a >= r->start && a < r->end;
+}
+
+static void on_sample(const struct uwprof_rec_sample *s, uint32_t ring,
+		      void *priv)
+{
+	const __u64 *u = s->ips + s->nr_kernel;
+	struct tally *t = priv;
+	uint32_t i;
+
+	(void)ring;
+	t->samples++;
+	if (s->pid != t->pid || s->tid != t->pid) {
+		t->other_pid++;
+		return;
+	}
+	if ((s->flags & UWPROF_SAMPLE_STOP_MASK) < UWPROF_STOP__COUNT)
+		t->stops[s->flags & UWPROF_SAMPLE_STOP_MASK]++;
+	if (s->flags & UWPROF_SAMPLE_IN_KERNEL)
+		t->in_kernel++;
+	if (s->nr_kernel)
+		t->with_kernel++;
+	for (i = 0; i < s->nr_kernel; i++)
+		if (s->ips[i] < KERNEL_HALF)
+			t->bad_kernel++;
+	for (i = 0; i < s->nr_user; i++)
+		if (u[i] >= KERNEL_HALF)
+			t->bad_user++;
+	if (!s->nr_user || !in(&t->fn[F_LEAF], u[0]))
+		return;
+	t->leaf++;
+	for (i = 1; i < F_NR; i++)
+		if (i >= s->nr_user || !in(&t->fn[i], u[i]))
+			break;
+	if (i == F_NR) {
+		t->exact++;
+		return;
+	}
+	if (t->printed++ < 5) {
+		fprintf(stderr, "# incomplete chain, stop %u, %u frames:",
+			s->flags & UWPROF_SAMPLE_STOP_MASK, s->nr_user);
+		for (i = 0; i < s->nr_user && i < 8; i++)
+			fprintf(stderr, " %#llx", (unsigned long long)u[i]);
+		fprintf(stderr, "\n");
+	}
+}
+
+static void on_exit_rec(const struct uwprof_rec_exit *e, void *priv)
+{
+	struct tally *t = priv;
+
+	if (e->pid != t->pid || e->exec > 1)
+		t->exit_pid_bad++;
+	else
+		t->exits[e->exec]++;
+}
+
+FIXTURE(sampling) {
+	int fd;
+	pid_t child;
+	struct uwt_rings r;
+	struct uwt_reader rd;
+	struct tally t;
+	struct uwt_blob blob;
+};
+
+FIXTURE_SETUP(sampling)
+{
+	const char *why = NULL;
+
+	self->child = -1;
+	self->r.base = NULL;
+	self->blob.data = NULL;
+	memset(&self->rd, 0, sizeof(self->rd));
+	memset(&self->t, 0, sizeof(self->t));
+	self->rd.on_sample = on_sample;
+	self->rd.on_exit = on_exit_rec;
+	self->rd.priv = &self->t;
+	self->fd = uwt_open(&why);
+	if (self->fd < 0)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, load_syms(self->t.fn))
+		TH_LOG("%s: missing or incomplete (run from the build's OUT)",
+		       CHAIN_SYMS);
+	ASSERT_EQ(0, uwt_blob_read(CHAIN_BLOB, &self->blob));
+}
+
+FIXTURE_TEARDOWN(sampling)
+{
+	uwt_rings_unmap(&self->r);
+	uwt_reap(self->child);
+	if (self->fd >= 0)
+		close(self->fd);
+	free(self->blob.data);
+}
+
+/* Uploads the chain's table and the child's executable mappings. */
+static int upload_chain(int fd, pid_t pid, struct uwt_blob *b)
+{
+	struct uwprof_map maps[8];
+	int n, ret;
+
+	ret = uwt_table_add(fd, 1, b->data, b->size);
+	if (ret && ret != -EEXIST)
+		return ret;
+	n = uwt_proc_maps(pid, CHAIN, 1, maps, 8);
+	if (n <= 0)
+		return n ? n : -ENOENT;
+	return uwt_maps_set(fd, pid, maps, n);
+}
+
+/* Reads the rings for 'ms' milliseconds, then stops and drains. */
+static int run_for(int fd, struct uwt_rings *r, struct uwt_reader *rd, long ms)
+{
+	struct timespec t0, t;
+	struct pollfd p;
+	int ret;
+
+	ret = uwt_rings_map(fd, r);
+	if (ret)
+		return ret;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		p.fd = fd;
+		p.events = POLLIN;
+		poll(&p, 1, 100);
+		uwt_rings_drain(r, rd);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 +
+		 (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+	ret = uwt_ioctl(fd, UWPROF_IOC_STOP, NULL);
+	uwt_rings_drain(r, rd);
+	return ret;
+}
+
+static void log_stats(struct __test_metadata *_metadata, int fd,
+		      const struct tally *t)
+{
+	struct uwprof_stats st;
+	char buf[512];
+	int i, n = 0;
+
+	if (uwt_stats(fd, &st))
+		return;
+	for (i = 0; i < UWPROF_STOP__COUNT; i++)
+		n += snprintf(buf + n, sizeof(buf) - n, " %llu",
+			      (unsigned long long)st.stop[i]);
+	TH_LOG("samples %llu frames %llu fp_frames %llu lost %llu stops:%s",
+	       st.samples, st.frames, st.fp_frames, st.lost, buf);
+	n = 0;
+	for (i = 0; i < UWPROF_HIST_BUCKETS; i++)
+		n += snprintf(buf + n, sizeof(buf) - n, " %llu",
+			      (unsigned long long)st.unwind_ns_hist[i]);
+	TH_LOG("unwind time histogram (x64ns, log2 buckets):%s", buf);
+	TH_LOG("read %llu samples, %llu of the target in chain_leaf, %llu exact",
+	       (unsigned long long)t->samples, (unsigned long long)t->leaf,
+	       (unsigned long long)t->exact);
+}
+
+TEST_F(sampling, exact_chain)
+{
+	uint32_t pid;
+
+	self->child = uwt_spawn(CHAIN, "60");
+	ASSERT_GT(self->child, 0);
+	pid = self->t.pid = self->child;
+	ASSERT_EQ(0, upload_chain(self->fd, self->child, &self->blob));
+	ASSERT_EQ(0, uwt_start(self->fd, 0, 1000, 64, 0, &pid, 1));
+	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 4000));
+	log_stats(_metadata, self->fd, &self->t);
+
+	EXPECT_EQ(0, self->rd.c.bad);
+	EXPECT_EQ(0, self->t.other_pid);
+	EXPECT_EQ(0, self->t.bad_user);
+	EXPECT_EQ(0, self->t.with_kernel);
+	ASSERT_GE(self->t.leaf, 100)
+		TH_LOG("too few samples in chain_leaf to judge");
+	EXPECT_GE(self->t.exact * 100, self->t.leaf * 99);
+}
+
+/* Same, tables only (no frame-pointer fallback), at a higher rate. */
+TEST_F(sampling, exact_chain_tables_only)
+{
+	uint32_t pid;
+
+	self->child = uwt_spawn(CHAIN, "60");
+	ASSERT_GT(self->child, 0);
+	pid = self->t.pid = self->child;
+	ASSERT_EQ(0, upload_chain(self->fd, self->child, &self->blob));
+	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_NO_FP_FALLBACK |
+			       UWPROF_START_CPU_CLOCK, 4000, 1024, 0, &pid, 1));
+	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 3000));
+	log_stats(_metadata, self->fd, &self->t);
+	ASSERT_GE(self->t.leaf, 100);
+	EXPECT_GE(self->t.exact * 100, self->t.leaf * 99);
+}
+
+/* A process that spends its time in system calls. */
+static pid_t syscaller(void)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		static char buf[1 << 16];
+		int fd = open("/dev/zero", O_RDONLY);
+
+		for (;;)
+			if (read(fd, buf, sizeof(buf)) < 0)
+				_exit(1);
+	}
+	return pid;
+}
+
+TEST_F(sampling, kernel_frames_first)
+{
+	struct uwprof_version v = { .size = sizeof(v) };
+	uint32_t pid;
+
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_VERSION, &v));
+	if (!(v.caps & UWPROF_CAP_KERNEL_STACK))
+		SKIP(return, "kernel stacks not allowed for this opener");
+	self->child = syscaller();
+	ASSERT_GT(self->child, 0);
+	pid = self->t.pid = self->child;
+	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_KERNEL_STACK, 1000, 32, 0,
+			       &pid, 1));
+	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 2000));
+	TH_LOG("%llu samples, %llu in kernel, %llu with kernel frames",
+	       (unsigned long long)self->t.samples,
+	       (unsigned long long)self->t.in_kernel,
+	       (unsigned long long)self->t.with_kernel);
+	EXPECT_EQ(0, self->rd.c.bad);
+	EXPECT_GT(self->t.in_kernel, 0);
+	/* Kernel frames exactly when the sample hit the kernel. */
+	EXPECT_EQ(self->t.in_kernel, self->t.with_kernel);
+	EXPECT_EQ(0, self->t.bad_kernel);
+	EXPECT_EQ(0, self->t.bad_user);
+}
+
+TEST_F(sampling, unknown_process)
+{
+	uint32_t pid;
+
+	self->child = uwt_spawn(CHAIN, "60");
+	ASSERT_GT(self->child, 0);
+	pid = self->t.pid = self->child;
+	ASSERT_EQ(0, uwt_start(self->fd, 0, 1000, 32, 0, &pid, 1));
+	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 1500));
+	EXPECT_GT(self->t.samples, 0);
+	EXPECT_EQ(self->t.samples, self->t.stops[UWPROF_STOP_NO_PROCESS]);
+	EXPECT_GT(self->rd.c.unknown, 0);
+}
+
+TEST_F(sampling, exit_and_exec_drop_mappings)
+{
+	struct uwprof_process_del pd = { .size = sizeof(pd) };
+	struct uwprof_stats st;
+	int go[2], status;
+	uint32_t pid;
+	char c = 0;
+
+	/* A child that execs the chain (for 1 s) when told to. */
+	ASSERT_EQ(0, pipe(go));
+	self->child = fork();
+	ASSERT_GE(self->child, 0);
+	if (!self->child) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		execl(CHAIN, CHAIN, "1", (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	pid = self->t.pid = pd.pid = self->child;
+	{
+		/* Any valid list will do: it must be gone after the exec. */
+		struct uwprof_map m = {
+			.start = 0x10000, .end = 0x20000,
+			.flags = UWPROF_MAP_NO_TABLE,
+		};
+
+		ASSERT_EQ(0, uwt_maps_set(self->fd, pid, &m, 1));
+	}
+	ASSERT_EQ(0, uwt_start(self->fd, 0, 1000, 32, 0, &pid, 1));
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	close(go[1]);
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+	self->child = -1;
+	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 200));
+
+	EXPECT_EQ(1, self->t.exits[1]) TH_LOG("EXIT records with exec=1");
+	EXPECT_EQ(1, self->t.exits[0]) TH_LOG("EXIT records with exec=0");
+	EXPECT_EQ(0, self->t.exit_pid_bad);
+	ASSERT_EQ(0, uwt_stats(self->fd, &st));
+	EXPECT_EQ(0, st.processes);
+	EXPECT_EQ(1, st.processes_dropped);
+	EXPECT_EQ(2, st.exit_records);
+	EXPECT_EQ(-ENOENT, uwt_ioctl(self->fd, UWPROF_IOC_PROCESS_DEL, &pd));
+}
+
+TEST_HARNESS_MAIN

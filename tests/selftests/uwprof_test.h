@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared pieces of the uwprof kselftests: opening the device (or a reason
+ * to skip), synthetic and on-disk table blobs, a process's executable
+ * mappings from /proc, target processes, and a ring reader that checks
+ * every record it walks. Header-only so each test stays one static binary.
+ */
+#ifndef UWPROF_TEST_H
+#define UWPROF_TEST_H
+
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/uwprof.h>
+
+#if defined(__x86_64__)
+#define UWT_ARCH	UWPROF_ARCH_X86_64
+#elif defined(__aarch64__)
+#define UWT_ARCH	UWPROF_ARCH_ARM64
+#else
+#error "uwprof tests run on x86_64 and arm64"
+#endif
+
+#define UWT_DEV		"/dev/uwprof"
+
+/*
+ * Opens the device. Returns the fd, or -1 with 'why' set to a reason to
+ * skip (no device, no privilege) the harness can print.
+ */
+static inline int uwt_open(const char **why)
+{
+	int fd = open(UWT_DEV, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0) {
+		if (errno == ENOENT)
+			*why = UWT_DEV " missing: uwprof.ko not loaded";
+		else if (errno == EACCES || errno == EPERM)
+			*why = "needs CAP_PERFMON or CAP_SYS_ADMIN";
+		else
+			*why = strerror(errno);
+	}
+	return fd;
+}
+
+static inline int uwt_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+/* ---- synthetic tables ---- */
+
+/* A blob with 'rows' rows, 16 bytes apart, all CFA=sp+8 but the last (END). */
+struct uwt_blob {
+	void *data;
+	size_t size;
+};
+
+static inline struct uwprof_table_hdr *uwt_hdr(struct uwt_blob *b)
+{
+	return b->data;
+}
+
+static inline uint32_t *uwt_pcs(struct uwt_blob *b)
+{
+	return (uint32_t *)((char *)b->data + UWPROF_TABLE_ROWS_OFF(uwt_hdr(b)));
+}
+
+static inline uint16_t *uwt_ridx(struct uwt_blob *b)
+{
+	return (uint16_t *)((char *)b->data + UWPROF_TABLE_IDX_OFF(uwt_hdr(b)));
+}
+
+static inline struct uwprof_rule *uwt_rules(struct uwt_blob *b)
+{
+	return (struct uwprof_rule *)((char *)b->data +
+				      UWPROF_TABLE_RULES_OFF(uwt_hdr(b)));
+}
+
+static inline int uwt_blob_make(struct uwt_blob *b, uint32_t rows)
+{
+	struct uwprof_table_hdr h = {
+		.magic = UWPROF_TABLE_MAGIC,
+		.version = UWPROF_TABLE_VERSION,
+		.arch = UWT_ARCH,
+		.hdr_size = sizeof(h),
+		.rule_size = sizeof(struct uwprof_rule),
+		.nr_rows = rows,
+		.nr_rules = 2,
+		.base = 0x1000,
+	};
+	struct uwprof_rule *r;
+	uint32_t i;
+
+	b->size = UWPROF_TABLE_SIZE(&h);
+	if (posix_memalign(&b->data, 8, b->size))
+		return -ENOMEM;
+	memset(b->data, 0, b->size);
+	memcpy(b->data, &h, sizeof(h));
+	for (i = 0; i < rows; i++) {
+		uwt_pcs(b)[i] = i * 16;
+		uwt_ridx(b)[i] = i + 1 < rows ? 1 : 0;
+	}
+	r = uwt_rules(b);
+	r[0].cfa_type = UWPROF_CFA_END;
+	r[1].cfa_type = UWPROF_CFA_SP;
+	r[1].cfa_off = 8;
+	r[1].fp_type = UWPROF_REG_SAME;
+	r[1].ra_type = UWPROF_REG_AT_CFA;
+	r[1].ra_off = -8;
+	return 0;
+}
+
+static inline int uwt_table_add(int fd, uint64_t id, const void *data,
+				uint64_t size)
+{
+	struct uwprof_table_add a = {
+		.size = sizeof(a),
+		.object_id = id,
+		.data = (uintptr_t)data,
+		.data_size = size,
+	};
+
+	return uwt_ioctl(fd, UWPROF_IOC_TABLE_ADD, &a);
+}
+
+/* Reads a blob written by 'uwprof table --blob' into 8-byte aligned memory. */
+static inline int uwt_blob_read(const char *path, struct uwt_blob *b)
+{
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || posix_memalign(&b->data, 8, st.st_size + 8)) {
+		close(fd);
+		return -EIO;
+	}
+	n = read(fd, b->data, st.st_size);
+	close(fd);
+	if (n != st.st_size)
+		return -EIO;
+	b->size = st.st_size;
+	return 0;
+}
+
+/* ---- mappings of a live process ---- */
+
+/*
+ * The load bias of the executable segments of the ELF file 'path' mapped
+ * at 'start' from file offset 'off': object vaddr = pc - bias.
+ */
+static inline int uwt_elf_bias(const char *path, uint64_t start, uint64_t off,
+			       uint64_t *bias)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd, i, ret = -ENOENT;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	for (i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) !=
+		    sizeof(ph))
+			break;
+		if (ph.p_type != PT_LOAD)
+			continue;
+		if (off >= (ph.p_offset & ~0xfffULL) &&
+		    off < ph.p_offset + ph.p_filesz) {
+			*bias = start - off - (ph.p_vaddr - ph.p_offset);
+			ret = 0;
+			break;
+		}
+	}
+	close(fd);
+	return ret;
+}
+
+/*
+ * The executable mappings of 'pid' backed by the file 'path', with the
+ * table 'id'. Returns how many were stored in maps[].
+ */
+static inline int uwt_proc_maps(pid_t pid, const char *path, uint64_t id,
+				struct uwprof_map *maps, int max)
+{
+	char fn[64], line[PATH_MAX + 128], real[PATH_MAX];
+	unsigned long long s, e, off;
+	char perm[8], file[PATH_MAX];
+	uint64_t bias = 0;
+	int n = 0;
+	FILE *f;
+
+	if (!realpath(path, real))
+		return -errno;
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return -errno;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		file[0] = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &s, &e,
+			   perm, &off, file) < 4)
+			continue;
+		if (perm[2] != 'x' || strcmp(file, real))
+			continue;
+		maps[n].start = s;
+		maps[n].end = e;
+		maps[n].object_id = id;
+		maps[n].flags = 0;
+		maps[n].__reserved = 0;
+		if (uwt_elf_bias(real, s, off, &bias))
+			continue;
+		maps[n++].bias = bias;
+	}
+	fclose(f);
+	return n;
+}
+
+static inline int uwt_maps_set(int fd, pid_t pid, struct uwprof_map *maps,
+			       uint32_t n)
+{
+	struct uwprof_maps_set a = {
+		.size = sizeof(a),
+		.pid = pid,
+		.nr_maps = n,
+		.maps = (uintptr_t)maps,
+	};
+
+	return uwt_ioctl(fd, UWPROF_IOC_MAPS_SET, &a);
+}
+
+/* ---- target processes ---- */
+
+/* Starts 'path' with 'arg'; returns its pid once it has exec'd. */
+static inline pid_t uwt_spawn(const char *path, const char *arg)
+{
+	char exe[64], buf[PATH_MAX], real[PATH_MAX];
+	pid_t pid = fork();
+	int i;
+
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		execl(path, path, arg, (char *)NULL);
+		_exit(127);
+	}
+	if (!realpath(path, real))
+		return pid;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	for (i = 0; i < 500; i++) {
+		ssize_t n = readlink(exe, buf, sizeof(buf) - 1);
+
+		if (n > 0) {
+			buf[n] = 0;
+			if (!strcmp(buf, real))
+				break;
+		}
+		usleep(2000);
+	}
+	return pid;
+}
+
+/* A child that spins in user space until killed. */
+static inline pid_t uwt_spinner(void)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		volatile unsigned long x = 0;
+
+		for (;;)
+			x++;
+	}
+	return pid;
+}
+
+static inline void uwt_reap(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+static inline void uwt_sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* ---- sampling and rings ---- */
+
+static inline int uwt_start(int fd, uint32_t flags, uint32_t freq,
+			    uint32_t depth, uint32_t ring_pages,
+			    const uint32_t *pids, uint32_t nr_pids)
+{
+	struct uwprof_start a = {
+		.size = sizeof(a),
+		.flags = flags,
+		.freq_hz = freq,
+		.max_depth = depth,
+		.ring_pages = ring_pages,
+		.nr_pids = nr_pids,
+		.pids = (uintptr_t)pids,
+	};
+
+	return uwt_ioctl(fd, UWPROF_IOC_START, &a);
+}
+
+static inline int uwt_stats(int fd, struct uwprof_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	return uwt_ioctl(fd, UWPROF_IOC_STATS, st);
+}
+
+struct uwt_rings {
+	struct uwprof_ring_info info;
+	void *base;
+};
+
+static inline int uwt_rings_map(int fd, struct uwt_rings *r)
+{
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->info.size = sizeof(r->info);
+	ret = uwt_ioctl(fd, UWPROF_IOC_RING_INFO, &r->info);
+	if (ret)
+		return ret;
+	r->base = mmap(NULL, r->info.mmap_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, fd, 0);
+	if (r->base == MAP_FAILED) {
+		r->base = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+static inline void uwt_rings_unmap(struct uwt_rings *r)
+{
+	if (r->base)
+		munmap(r->base, r->info.mmap_size);
+	r->base = NULL;
+}
+
+static inline struct uwprof_ring_ctl *uwt_ctl(struct uwt_rings *r, uint32_t i)
+{
+	return (struct uwprof_ring_ctl *)((char *)r->base + i * r->info.stride);
+}
+
+static inline struct uwprof_ring_tail *uwt_tail(struct uwt_rings *r,
+						uint32_t i)
+{
+	return (struct uwprof_ring_tail *)((char *)uwt_ctl(r, i) +
+					   getpagesize());
+}
+
+/* What the reader saw, summed over the rings. */
+struct uwt_counts {
+	uint64_t samples;
+	uint64_t lost;		/* sum of LOST record counts */
+	uint64_t unknown;
+	uint64_t exits;
+	uint64_t bad;		/* malformed records */
+	uint64_t bytes;
+};
+
+/* Called for every sample with its record copied out of the ring. */
+typedef void (*uwt_sample_fn)(const struct uwprof_rec_sample *s, uint32_t ring,
+			      void *priv);
+typedef void (*uwt_exit_fn)(const struct uwprof_rec_exit *e, void *priv);
+
+struct uwt_reader {
+	uwt_sample_fn on_sample;
+	uwt_exit_fn on_exit;
+	void *priv;
+	struct uwt_counts c;
+	uint64_t buf[UWPROF_MAX_DEPTH + 256];
+};
+
+static inline void uwt_copy_out(const char *data, uint64_t size, uint64_t pos,
+				void *dst, uint64_t len)
+{
+	uint64_t off = pos & (size - 1);
+	uint64_t first = len < size - off ? len : size - off;
+
+	memcpy(dst, data + off, first);
+	memcpy((char *)dst + first, data, len - first);
+}
+
+/*
+ * Consumes everything published in ring i: checks each record's type and
+ * size, hands samples and exits to the callbacks, then releases the space.
+ */
+static inline void uwt_ring_drain(struct uwt_rings *r, uint32_t i,
+				  struct uwt_reader *rd)
+{
+	struct uwprof_ring_ctl *ctl = uwt_ctl(r, i);
+	const char *data = (const char *)ctl + ctl->data_offset;
+	uint64_t size = ctl->data_size;
+	uint64_t head = __atomic_load_n(&ctl->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = uwt_tail(r, i)->tail;
+	struct uwprof_rec_hdr h;
+
+	while (tail < head) {
+		uwt_copy_out(data, size, tail, &h, sizeof(h));
+		if (h.size < sizeof(h) || (h.size & 7) || h.size > head - tail ||
+		    h.size > sizeof(rd->buf)) {
+			rd->c.bad++;
+			tail = head;
+			break;
+		}
+		uwt_copy_out(data, size, tail, rd->buf, h.size);
+		switch (h.type) {
+		case UWPROF_REC_SAMPLE: {
+			const struct uwprof_rec_sample *s = (void *)rd->buf;
+
+			if (h.size != sizeof(*s) + 8ULL * (s->nr_kernel + s->nr_user) ||
+			    s->cpu != i) {
+				rd->c.bad++;
+				break;
+			}
+			rd->c.samples++;
+			if (rd->on_sample)
+				rd->on_sample(s, i, rd->priv);
+			break;
+		}
+		case UWPROF_REC_LOST:
+			if (h.size != sizeof(struct uwprof_rec_lost))
+				rd->c.bad++;
+			else
+				rd->c.lost += rd->buf[1];	/* ->count */
+			break;
+		case UWPROF_REC_UNKNOWN_MAP:
+			if (h.size != sizeof(struct uwprof_rec_unknown_map))
+				rd->c.bad++;
+			rd->c.unknown++;
+			break;
+		case UWPROF_REC_EXIT:
+			if (h.size != sizeof(struct uwprof_rec_exit))
+				rd->c.bad++;
+			rd->c.exits++;
+			if (rd->on_exit)
+				rd->on_exit((void *)rd->buf, rd->priv);
+			break;
+		default:
+			rd->c.bad++;
+			break;
+		}
+		rd->c.bytes += h.size;
+		tail += h.size;
+	}
+	__atomic_store_n(&uwt_tail(r, i)->tail, tail, __ATOMIC_RELEASE);
+}
+
+static inline void uwt_rings_drain(struct uwt_rings *r, struct uwt_reader *rd)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->info.nr_rings; i++)
+		uwt_ring_drain(r, i, rd);
+}
+
+static inline uint64_t uwt_ctl_lost(struct uwt_rings *r)
+{
+	uint64_t sum = 0;
+	uint32_t i;
+
+	for (i = 0; i < r->info.nr_rings; i++)
+		sum += uwt_ctl(r, i)->lost;
+	return sum;
+}
+
+#endif /* UWPROF_TEST_H */
