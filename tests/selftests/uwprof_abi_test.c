@@ -352,6 +352,11 @@ TEST_F(dev, maps_set)
 	EXPECT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_PROCESS_DEL, &pd));
 	ASSERT_EQ(0, uwt_stats(self->fd, &st));
 	EXPECT_EQ(0, st.processes);
+	/* Lists (and the table they held) are freed after an RCU grace period. */
+	for (int i = 0; i < 200 && st.table_bytes; i++) {
+		uwt_sleep_ms(10);
+		ASSERT_EQ(0, uwt_stats(self->fd, &st));
+	}
 	EXPECT_EQ(0, st.table_bytes);
 #undef RESET
 	free(b.data);

@@ -111,7 +111,8 @@ static void on_sample(const struct uwprof_rec_sample *s, uint32_t ring,
 		t->exact++;
 		return;
 	}
-	if (t->printed++ < 5) {
+	if ((s->flags & UWPROF_SAMPLE_STOP_MASK) != UWPROF_STOP_NO_PROCESS &&
+	    t->printed++ < 5) {
 		fprintf(stderr, "# incomplete chain, stop %u, %u frames:",
 			s->flags & UWPROF_SAMPLE_STOP_MASK, s->nr_user);
 		for (i = 0; i < s->nr_user && i < 8; i++)

@@ -114,6 +114,34 @@ struct uwprof_table_hdr {
 
 /* ------------------------------------------------------------------------
  * ioctls
+ *
+ * Every ioctl checks all of its input before it changes any state, and
+ * answers 0 or -1 with errno:
+ *   EINVAL  malformed: size below the struct's first version, unknown flag,
+ *           reserved field set, value out of range, table blob or mapping
+ *           list invalid (unsorted, overlapping, empty range, beyond user
+ *           space), STOP when not sampling, RING_INFO/mmap without rings
+ *   E2BIG   a count above its UWPROF_MAX_* / UWPROF_TABLE_MAX_* limit, a
+ *           blob larger than any valid table, a struct size above 4096, or
+ *           non-zero bytes beyond the struct the module knows
+ *   EFAULT  a pointer that cannot be read or written
+ *   ENOMEM  out of kernel memory
+ *   ENOSPC  TABLE_ADD or MAPS_SET would exceed the module's table_mem_max
+ *           parameter (bytes of tables and mapping lists, all sessions)
+ *   ENOENT  OBJECT_DEL / PROCESS_DEL of an unknown id or pid; MAPS_SET
+ *           naming an object id that was not added
+ *   EEXIST  TABLE_ADD with an object id already in use
+ *   EBUSY   START while this or another session samples, or while the
+ *           previous run's rings are still mmapped
+ *   EPERM   START with UWPROF_START_KERNEL_STACK for an opener that may
+ *           not see kernel addresses
+ *   EOPNOTSUPP  START with UWPROF_START_CYCLES and no hardware cycles event
+ *   ENOTTY  unknown command
+ * Output-only structs (VERSION, STATS, RING_INFO) need only 'size' set;
+ * the module fills min(size, its sizeof) bytes and zeroes the rest.
+ * Tables, mappings and processes belong to the open file; closing it stops
+ * sampling and frees them. After STOP the rings stay readable until the
+ * next START or close.
  * ------------------------------------------------------------------------
  */
 
@@ -289,10 +317,16 @@ struct uwprof_ring_info {
  * (__atomic_load_n(..., __ATOMIC_ACQUIRE)), reads records up to it, then
  * stores its new 'tail' with release; the module reads 'tail' with acquire
  * before it reuses space. The module never trusts 'tail': a value outside
- * [head - data_size, head] is treated as "nothing consumed".
+ * [head - data_size, head] makes the ring count as full. The control page
+ * is informational: the module keeps its own copy of 'head' and 'lost'.
  *
  * When a record does not fit, the module counts it as lost; the next record
- * that fits is preceded by UWPROF_REC_LOST carrying the exact count.
+ * that fits is preceded by UWPROF_REC_LOST carrying the exact count. Space
+ * for one LOST record is always kept free, so STOP can flush the final
+ * count: after STOP, the LOST records of a ring sum to its 'lost'.
+ * Records from a nested context (an NMI while the same CPU writes its
+ * ring) are lost the same way. Wakeups (poll) come when a ring goes from
+ * empty to non-empty and when it crosses half full.
  * ------------------------------------------------------------------------
  */
 #define UWPROF_RING_VERSION	1
@@ -330,7 +364,12 @@ struct uwprof_rec_sample {
 	__u32	tid;
 	__u32	cpu;
 	__u32	flags;		/* UWPROF_SAMPLE_*, stop reason in the low byte */
-	__u16	nr_kernel;	/* kernel frames, first in ips[] */
+	/*
+	 * Kernel frames, first in ips[]: with UWPROF_START_KERNEL_STACK and a
+	 * sample that hit the kernel, the interrupted kernel pc then its
+	 * callers (at most 128); just the pc when the walk did not reach it.
+	 */
+	__u16	nr_kernel;
 	__u16	nr_user;	/* user frames, leaf first, after the kernel ones */
 	__u32	__reserved;
 	__u64	period;
@@ -342,7 +381,11 @@ struct uwprof_rec_lost {
 	__u64	count;
 };
 
-/* A sampled pc fell in no uploaded mapping: upload the process's maps. */
+/*
+ * A sampled pc fell in no uploaded mapping (or the process has none):
+ * upload the process's maps. Repeats for the same process and page in a
+ * row on one CPU are suppressed.
+ */
 struct uwprof_rec_unknown_map {
 	struct uwprof_rec_hdr hdr;
 	__u64	time_ns;
@@ -351,7 +394,11 @@ struct uwprof_rec_unknown_map {
 	__u64	addr;
 };
 
-/* A traced process exited or exec'd; its mappings were dropped. */
+/*
+ * A process exited (its last thread) or exec'd while sampling ran; its
+ * mappings were dropped. Sent for the pids being traced, and system-wide
+ * for processes that had mappings.
+ */
 struct uwprof_rec_exit {
 	struct uwprof_rec_hdr hdr;
 	__u64	time_ns;
