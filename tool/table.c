@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "cfi.h"
-#include "elf.h"
+#include "elf_file.h"
 #include "table.h"
 
 struct tb_rule {
@@ -482,6 +482,70 @@ static int table_eh_frame(const struct uwprof_elf *e, struct uwprof_cfi *c,
 	return 0;
 }
 
+static void table_use_debug_frame(struct uwprof_cfi *c,
+				  const struct uwprof_elf *d,
+				  struct uwprof_table_stats *st, int source)
+{
+	c->data = d->debug_frame.data;
+	c->size = d->debug_frame.size;
+	c->addr = d->debug_frame.addr;
+	c->sec_name = d->debug_frame.name;
+	c->path = d->path;
+	c->is_eh = 0;
+	c->stop_at_zero = 0;
+	st->source = source;
+	snprintf(st->source_path, sizeof(st->source_path), "%s", d->path);
+}
+
+/*
+ * Parse the first source that has FDEs: .eh_frame, else the object's own
+ * .debug_frame, else a separate debug file's. An .eh_frame holding only a
+ * CIE (objects built without unwind tables keep crt's) does not count.
+ */
+static int table_parse_source(struct uwprof_elf *e, int search_debug,
+			      struct uwprof_cfi *c, struct uwprof_elf **dbg,
+			      struct uwprof_table_stats *st, char *err)
+{
+	int ret;
+
+	if (e->eh_frame.present || e->eh_frame_hdr.present) {
+		ret = table_eh_frame(e, c, err);
+		if (ret && ret != -ENODATA)
+			return ret;
+		if (!ret) {
+			c->is_eh = 1;
+			c->sec_name = ".eh_frame";
+			st->source = UWPROF_SRC_EH_FRAME;
+			snprintf(st->source_path, sizeof(st->source_path),
+				 "%s", e->path);
+			ret = uwprof_cfi_parse(c);
+			if (ret || c->nr_fdes)
+				return ret;
+			uwprof_cfi_free(c);
+		}
+	}
+	if (e->debug_frame.present) {
+		table_use_debug_frame(c, e, st, UWPROF_SRC_DEBUG_FRAME);
+		ret = uwprof_cfi_parse(c);
+		if (ret || c->nr_fdes)
+			return ret;
+		uwprof_cfi_free(c);
+	}
+	if (search_debug && !table_find_debug(e, dbg)) {
+		table_use_debug_frame(c, *dbg, st, UWPROF_SRC_DEBUG_FILE);
+		ret = uwprof_cfi_parse(c);
+		if (ret || c->nr_fdes)
+			return ret;
+		uwprof_cfi_free(c);
+	}
+	st->source = UWPROF_SRC_NONE;
+	st->source_path[0] = 0;
+	tb_fail(err,
+		"%s: no unwind information (no FDE in .eh_frame, .debug_frame or a separate debug file)",
+		e->path);
+	return -ENODATA;
+}
+
 static int table_compile_elf(struct uwprof_elf *e, int search_debug,
 			     struct uwprof_blob *out,
 			     struct uwprof_table_stats *st)
@@ -499,47 +563,7 @@ static int table_compile_elf(struct uwprof_elf *e, int search_debug,
 	c.text_addr = e->text_addr;
 	c.data_addr = e->got_addr;
 	c.path = e->path;
-	ret = -ENODATA;
-	if (e->eh_frame.present || e->eh_frame_hdr.present) {
-		ret = table_eh_frame(e, &c, out->err);
-		if (ret && ret != -ENODATA)
-			return ret;
-		c.is_eh = 1;
-		c.sec_name = ".eh_frame";
-		st->source = UWPROF_SRC_EH_FRAME;
-		snprintf(st->source_path, sizeof(st->source_path), "%s",
-			 e->path);
-	}
-	if (ret == -ENODATA && e->debug_frame.present) {
-		c.data = e->debug_frame.data;
-		c.size = e->debug_frame.size;
-		c.addr = e->debug_frame.addr;
-		c.sec_name = e->debug_frame.name;
-		c.is_eh = 0;
-		st->source = UWPROF_SRC_DEBUG_FRAME;
-		snprintf(st->source_path, sizeof(st->source_path), "%s",
-			 e->path);
-		ret = 0;
-	}
-	if (ret == -ENODATA && search_debug && !table_find_debug(e, &dbg)) {
-		c.data = dbg->debug_frame.data;
-		c.size = dbg->debug_frame.size;
-		c.addr = dbg->debug_frame.addr;
-		c.sec_name = dbg->debug_frame.name;
-		c.path = dbg->path;
-		c.is_eh = 0;
-		st->source = UWPROF_SRC_DEBUG_FILE;
-		snprintf(st->source_path, sizeof(st->source_path), "%s",
-			 dbg->path);
-		ret = 0;
-	}
-	if (ret == -ENODATA) {
-		tb_fail(out->err,
-			"%s: no unwind information (.eh_frame, .debug_frame or a separate debug file)",
-			e->path);
-		goto free_dbg;
-	}
-	ret = uwprof_cfi_parse(&c);
+	ret = table_parse_source(e, search_debug, &c, &dbg, st, out->err);
 	if (ret)
 		goto free_cfi;
 	st->cies = c.nr_cies;
@@ -577,7 +601,6 @@ free_tb:
 	tb_free(&b);
 free_cfi:
 	uwprof_cfi_free(&c);
-free_dbg:
 	uwprof_elf_close(dbg);
 	return ret;
 }

@@ -6,8 +6,8 @@
  * executable segments. Called from the table compiler only; no global
  * mutable state.
  */
-#ifndef UWPROF_TOOL_ELF_H
-#define UWPROF_TOOL_ELF_H
+#ifndef UWPROF_TOOL_ELF_FILE_H
+#define UWPROF_TOOL_ELF_FILE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -73,4 +73,4 @@ int uwprof_elf_in_exec(const struct uwprof_elf *e, uint64_t lo, uint64_t hi);
 int uwprof_elf_vaddr(const struct uwprof_elf *e, uint64_t addr,
 		     const uint8_t **p, size_t *avail);
 
-#endif /* UWPROF_TOOL_ELF_H */
+#endif /* UWPROF_TOOL_ELF_FILE_H */

@@ -19,7 +19,7 @@
 
 #include <linux/uwprof.h>
 
-#include "elf.h"
+#include "elf_file.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
