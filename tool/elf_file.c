@@ -232,6 +232,51 @@ int uwprof_elf_in_exec(const struct uwprof_elf *e, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
+/*
+ * libelf quietly drops a section header table that lies past the end of
+ * the file, and maps only what segments it is asked for: a truncated
+ * object would then look like a smaller, valid one. Refuse it instead.
+ */
+static int elf_check_extent(struct uwprof_elf *e, char *err, size_t errlen)
+{
+	const GElf_Ehdr *h = &e->ehdr;
+	uint64_t end, n = h->e_shnum ? h->e_shnum : 1;
+	size_t i, nph;
+	GElf_Phdr ph;
+
+	if (h->e_shoff) {
+		end = h->e_shoff + n * h->e_shentsize;
+		if (end < h->e_shoff || end > e->image_size)
+			return elf_fail(err, errlen, -EINVAL,
+					"%s: ELF header at offset 0: section header table at 0x%llx runs past the end of the file (%zu bytes)",
+					e->path, (unsigned long long)h->e_shoff,
+					e->image_size);
+	}
+	if (elf_getphdrnum(e->elf, &nph))
+		return elf_fail(err, errlen, -EINVAL,
+				"%s: ELF program headers: %s", e->path,
+				elf_errmsg(-1));
+	for (i = 0; i < nph; i++) {
+		if (!gelf_getphdr(e->elf, i, &ph))
+			return elf_fail(err, errlen, -EINVAL,
+					"%s: ELF program header %zu at 0x%llx: %s",
+					e->path, i,
+					(unsigned long long)(h->e_phoff +
+							     i * h->e_phentsize),
+					elf_errmsg(-1));
+		if (ph.p_type != PT_LOAD)
+			continue;
+		end = ph.p_offset + ph.p_filesz;
+		if (end < ph.p_offset || end > e->image_size)
+			return elf_fail(err, errlen, -EINVAL,
+					"%s: ELF program header %zu: segment at file offset 0x%llx runs past the end of the file (%zu bytes)",
+					e->path, i,
+					(unsigned long long)ph.p_offset,
+					e->image_size);
+	}
+	return 0;
+}
+
 static int elf_setup(struct uwprof_elf *e, char *err, size_t errlen)
 {
 	int ret;
@@ -267,6 +312,9 @@ static int elf_setup(struct uwprof_elf *e, char *err, size_t errlen)
 		return elf_fail(err, errlen, -ENOEXEC,
 				"%s: ELF header at offset 0: type %u is not an executable or shared object",
 				e->path, e->ehdr.e_type);
+	ret = elf_check_extent(e, err, errlen);
+	if (ret)
+		return ret;
 	ret = elf_scan_sections(e, err, errlen);
 	if (ret)
 		return ret;

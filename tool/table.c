@@ -395,14 +395,20 @@ reject:
 	return -ENOENT;
 }
 
-/* The separate debug file, by build-id and then by .gnu_debuglink. */
+/*
+ * The separate debug file, by build-id and then by .gnu_debuglink, under
+ * the global debug directory: $UWPROF_DEBUG_DIR, else /usr/lib/debug.
+ */
 static int table_find_debug(const struct uwprof_elf *e, struct uwprof_elf **out)
 {
 	char cand[PATH_MAX * 2], *real, *slash;
+	const char *root = getenv("UWPROF_DEBUG_DIR");
 	size_t i, n;
 
+	if (!root || !*root)
+		root = "/usr/lib/debug";
 	if (e->build_id_size >= 2) {
-		n = snprintf(cand, sizeof(cand), "/usr/lib/debug/.build-id/%02x/",
+		n = snprintf(cand, sizeof(cand), "%s/.build-id/%02x/", root,
 			     e->build_id[0]);
 		for (i = 1; i < e->build_id_size && n + 3 < sizeof(cand); i++)
 			n += snprintf(cand + n, sizeof(cand) - n, "%02x",
@@ -422,19 +428,22 @@ static int table_find_debug(const struct uwprof_elf *e, struct uwprof_elf **out)
 		return -ENOENT;
 	}
 	*slash = 0;
-	{
-		const char *fmt[] = { "%s/%s", "%s/.debug/%s",
-				      "/usr/lib/debug%s/%s" };
-
-		for (i = 0; i < 3; i++) {
-			snprintf(cand, sizeof(cand), fmt[i], real, e->debuglink);
+	for (i = 0; i < 3; i++) {
+		if (i == 0) {
 			/* The object itself is not its own debug file. */
-			if (i == 0 && !strcmp(slash + 1, e->debuglink))
+			if (!strcmp(slash + 1, e->debuglink))
 				continue;
-			if (!table_try_debug(e, cand, out)) {
-				free(real);
-				return 0;
-			}
+			snprintf(cand, sizeof(cand), "%s/%s", real, e->debuglink);
+		} else if (i == 1) {
+			snprintf(cand, sizeof(cand), "%s/.debug/%s", real,
+				 e->debuglink);
+		} else {
+			snprintf(cand, sizeof(cand), "%s%s/%s", root, real,
+				 e->debuglink);
+		}
+		if (!table_try_debug(e, cand, out)) {
+			free(real);
+			return 0;
 		}
 	}
 	free(real);
@@ -639,6 +648,14 @@ static int table_compile_common(const char *path, const void *image,
 		free(out->data);
 		out->data = NULL;
 		out->size = 0;
+	}
+	if (ret) {
+		char *q;
+
+		/* One line, whatever bytes a damaged object put in it. */
+		for (q = out->err; *q; q++)
+			if ((unsigned char)*q < 0x20 || *q == 0x7f)
+				*q = '?';
 	}
 	st->wall_ns = table_now_ns() - t0;
 	return ret;

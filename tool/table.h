@@ -70,7 +70,11 @@ struct uwprof_table_stats {
 
 /*
  * Compile the CFI of the ELF object at 'path'. Returns 0, or a negative
- * errno with out->err set to one line naming the file, section and offset:
+ * errno with out->err set to one line naming the file, section and offset.
+ * Without CFI in the object, a separate debug file is looked up by build-id
+ * (<dir>/.build-id/xx/yyyy.debug) and by .gnu_debuglink (next to the
+ * object, in its .debug/, and <dir>/<object's directory>/), where <dir> is
+ * $UWPROF_DEBUG_DIR or /usr/lib/debug. Errors:
  *   -ENODATA	the object has no unwind information at all
  *   -ENOEXEC	not an ELF object this compiler handles (class, machine, type)
  *   -EINVAL	malformed ELF or CFI
