@@ -9,6 +9,7 @@
 #include "uwprof_test.h"
 
 #include <poll.h>
+#include <sched.h>
 
 #include "kselftest_harness.h"
 
@@ -156,6 +157,68 @@ TEST_F(ring, garbage_tail)
 			  st.skipped_filter);
 		EXPECT_EQ(st.lost, uwt_ctl_lost(&self->r));
 	}
+}
+
+static int cpu_online_set(int cpu, int on)
+{
+	char path[64];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, on ? "1" : "0", 1) != 1)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+struct hotplug_seen {
+	uint64_t after_ns;
+	uint64_t late_on_cpu1;
+};
+
+static void hotplug_sample(const struct uwprof_rec_sample *s, uint32_t ring,
+			   void *priv)
+{
+	struct hotplug_seen *h = priv;
+
+	if (ring == 1 && s->time_ns > h->after_ns)
+		h->late_on_cpu1++;
+}
+
+/* CPU 1 goes away and comes back while sampling: its event follows. */
+TEST_F(ring, cpu_hotplug)
+{
+	struct hotplug_seen seen = {};
+	struct timespec now;
+	cpu_set_t set;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two online CPUs");
+	if (cpu_online_set(1, 1))
+		SKIP(return, "CPU 1 cannot be hotplugged here");
+	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_SYSTEM_WIDE |
+			       UWPROF_START_CPU_CLOCK, 1000, 16, 0, NULL, 0));
+	ASSERT_EQ(0, uwt_rings_map(self->fd, &self->r));
+	uwt_sleep_ms(200);
+	ASSERT_EQ(0, cpu_online_set(1, 0));
+	uwt_sleep_ms(300);
+	ASSERT_EQ(0, cpu_online_set(1, 1));
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	seen.after_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
+	CPU_ZERO(&set);
+	CPU_SET(1, &set);
+	ASSERT_EQ(0, sched_setaffinity(self->child, sizeof(set), &set));
+	self->rd.on_sample = hotplug_sample;
+	self->rd.priv = &seen;
+	uwt_sleep_ms(500);
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
+	uwt_rings_drain(&self->r, &self->rd);
+	uwt_check_identities(_metadata, self->fd, &self->r, &self->rd, false);
+	EXPECT_GT(seen.late_on_cpu1, 0)
+		TH_LOG("no sample on CPU 1 after it came back");
 }
 
 TEST_HARNESS_MAIN

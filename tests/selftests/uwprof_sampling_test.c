@@ -38,6 +38,7 @@ struct tally {
 	uint32_t pid;
 	uint64_t samples, leaf, exact;
 	uint64_t other_pid, in_kernel, with_kernel, bad_kernel, bad_user;
+	uint64_t kframes, kwalked;	/* kernel frames; samples with callers */
 	uint64_t stops[UWPROF_STOP__COUNT];
 	uint32_t exits[2];	/* by 'exec' */
 	uint32_t exit_pid_bad;
@@ -95,6 +96,9 @@ static void on_sample(const struct uwprof_rec_sample *s, uint32_t ring,
 		t->in_kernel++;
 	if (s->nr_kernel)
 		t->with_kernel++;
+	if (s->nr_kernel > 1)
+		t->kwalked++;
+	t->kframes += s->nr_kernel;
 	for (i = 0; i < s->nr_kernel; i++)
 		if (s->ips[i] < KERNEL_HALF)
 			t->bad_kernel++;
@@ -301,10 +305,12 @@ TEST_F(sampling, kernel_frames_first)
 	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_KERNEL_STACK, 1000, 32, 0,
 			       &pid, 1));
 	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 2000));
-	TH_LOG("%llu samples, %llu in kernel, %llu with kernel frames",
+	TH_LOG("%llu samples, %llu in kernel, %llu with kernel frames (%llu with callers, %llu frames)",
 	       (unsigned long long)self->t.samples,
 	       (unsigned long long)self->t.in_kernel,
-	       (unsigned long long)self->t.with_kernel);
+	       (unsigned long long)self->t.with_kernel,
+	       (unsigned long long)self->t.kwalked,
+	       (unsigned long long)self->t.kframes);
 	EXPECT_EQ(0, self->rd.c.bad);
 	EXPECT_GT(self->t.in_kernel, 0);
 	/* Kernel frames exactly when the sample hit the kernel. */
