@@ -167,8 +167,8 @@ enum uwprof_state {
 };
 
 struct uwprof_session {
-	struct mutex lock;
-	struct mutex ring_lock;
+	struct mutex lock;		/* ioctls, state, objects */
+	struct mutex ring_lock;		/* sampler pointer for mmap/poll */
 	enum uwprof_state state;
 	struct uwprof_sampler *sampler;
 	struct xarray objects;		/* object_id -> struct uwprof_tab */
