@@ -20,18 +20,25 @@
 #include "elf_file.h"
 #include "table.h"
 
-struct tb_rule {
+/*
+ * A rule as a 16-byte key. While building, the reserved byte carries why
+ * the rule is unsupported (UWPROF_UNSUP_*, or UWPROF_CFI_NO_REASON), so
+ * rules that differ only in that reason stay apart for the counts; the
+ * blob writer zeroes it.
+ */
+union tb_rule {
 	struct uwprof_rule r;
-	uint8_t		reason;
+	uint64_t	k[2];
 };
 
-/* Rows under construction: addresses ascending, rule indexes parallel. */
+/* Rows under construction: pc ascending (relative to base), rule indexes. */
 struct tb {
-	uint64_t	*addr;
+	uint64_t	base;
+	uint32_t	*pc;
 	uint16_t	*idx;
 	size_t		n;
 	size_t		cap;
-	struct tb_rule	*rules;
+	union tb_rule	*rules;
 	size_t		nr_rules;
 	size_t		cap_rules;
 	uint32_t	*hash;		/* rule index + 1, open addressing */
@@ -40,6 +47,7 @@ struct tb {
 	uint16_t	last_idx;	/* most recent rule, checked first */
 	int		have_last;
 	int		too_many_rules;
+	int		too_far;	/* a row beyond base + 4 GiB */
 };
 
 static int tb_fail(char *err, const char *fmt, ...)
@@ -55,20 +63,17 @@ static int tb_fail(char *err, const char *fmt, ...)
 	return 0;
 }
 
-static inline uint64_t tb_rule_hash(const struct tb_rule *t)
+static inline uint64_t tb_rule_hash(const union tb_rule *t)
 {
-	uint64_t a, b;
+	uint64_t a = (t->k[0] ^ (t->k[1] * 0x9e3779b97f4a7c15ULL)) *
+		     0xff51afd7ed558ccdULL;
 
-	memcpy(&a, &t->r, 8);
-	memcpy(&b, (const char *)&t->r + 8, 8);
-	a ^= (b + t->reason) * 0x9e3779b97f4a7c15ULL;
-	a *= 0xff51afd7ed558ccdULL;
 	return a ^ (a >> 32);
 }
 
-static inline int tb_rule_eq(const struct tb_rule *x, const struct tb_rule *y)
+static inline int tb_rule_eq(const union tb_rule *x, const union tb_rule *y)
 {
-	return x->reason == y->reason && !memcmp(&x->r, &y->r, sizeof(x->r));
+	return x->k[0] == y->k[0] && x->k[1] == y->k[1];
 }
 
 static int tb_grow_hash(struct tb *b)
@@ -91,7 +96,7 @@ static int tb_grow_hash(struct tb *b)
 }
 
 /* Index of the rule, added when new; -E2BIG past UWPROF_TABLE_MAX_RULES. */
-static int tb_intern(struct tb *b, const struct tb_rule *t)
+static int tb_intern(struct tb *b, const union tb_rule *t)
 {
 	size_t i;
 
@@ -126,23 +131,52 @@ found:
 	return b->last_idx;
 }
 
+static int tb_reserve(struct tb *b, size_t n)
+{
+	void *q;
+
+	if (n <= b->cap)
+		return 0;
+	q = realloc(b->pc, n * sizeof(*b->pc));
+	if (!q)
+		return -ENOMEM;
+	b->pc = q;
+	q = realloc(b->idx, n * sizeof(*b->idx));
+	if (!q)
+		return -ENOMEM;
+	b->idx = q;
+	b->cap = n;
+	return 0;
+}
+
+/*
+ * Add the row starting at 'addr' (rows arrive in address order). A row at
+ * the same address as the last replaces it; a row with the same rule as
+ * the last is not a new row.
+ */
 static int tb_row(void *ctx, uint64_t addr, const struct uwprof_rule *r,
 		  uint8_t reason)
 {
 	struct tb *b = ctx;
-	struct tb_rule t;
+	union tb_rule t;
+	uint32_t pc;
 	uint16_t idx;
 	int ret;
 
 	t.r = *r;
-	t.reason = reason;
+	t.r.__reserved[0] = reason;
 	ret = tb_intern(b, &t);
 	if (ret < 0)
 		return ret;
 	idx = (uint16_t)ret;
 	if (addr < b->clip)
 		addr = b->clip;
-	if (b->n && b->addr[b->n - 1] == addr) {
+	if (addr - b->base > UINT32_MAX) {
+		b->too_far = 1;
+		return -E2BIG;
+	}
+	pc = (uint32_t)(addr - b->base);
+	if (b->n && b->pc[b->n - 1] == pc) {
 		b->idx[b->n - 1] = idx;
 		if (b->n > 1 && b->idx[b->n - 2] == idx)
 			b->n--;
@@ -150,21 +184,9 @@ static int tb_row(void *ctx, uint64_t addr, const struct uwprof_rule *r,
 	}
 	if (b->n && b->idx[b->n - 1] == idx)
 		return 0;
-	if (b->n == b->cap) {
-		size_t n = b->cap ? b->cap * 2 : 4096;
-		void *qa = realloc(b->addr, n * sizeof(*b->addr));
-		void *qi;
-
-		if (!qa)
-			return -ENOMEM;
-		b->addr = qa;
-		qi = realloc(b->idx, n * sizeof(*b->idx));
-		if (!qi)
-			return -ENOMEM;
-		b->idx = qi;
-		b->cap = n;
-	}
-	b->addr[b->n] = addr;
+	if (b->n == b->cap && tb_reserve(b, b->cap * 2))
+		return -ENOMEM;
+	b->pc[b->n] = pc;
 	b->idx[b->n] = idx;
 	b->n++;
 	return 0;
@@ -172,7 +194,7 @@ static int tb_row(void *ctx, uint64_t addr, const struct uwprof_rule *r,
 
 static void tb_free(struct tb *b)
 {
-	free(b->addr);
+	free(b->pc);
 	free(b->idx);
 	free(b->rules);
 	free(b->hash);
@@ -226,20 +248,11 @@ static int table_write_blob(struct tb *b, const struct uwprof_elf *e,
 			    struct uwprof_blob *out)
 {
 	struct uwprof_table_hdr h;
-	uint64_t base = b->addr[0], size;
-	uint32_t *pc;
-	uint16_t *ri;
 	struct uwprof_rule *rules;
+	uint64_t size;
 	uint8_t *blob;
 	size_t i;
 
-	if (b->addr[b->n - 1] - base > UINT32_MAX) {
-		tb_fail(out->err,
-			"%s: unwind info spans 0x%llx..0x%llx, more than the 4 GiB a table covers",
-			e->path, (unsigned long long)base,
-			(unsigned long long)b->addr[b->n - 1]);
-		return -E2BIG;
-	}
 	if (b->n > UWPROF_TABLE_MAX_ROWS) {
 		tb_fail(out->err, "%s: %zu rows, more than the %u a table holds",
 			e->path, b->n, UWPROF_TABLE_MAX_ROWS);
@@ -253,7 +266,7 @@ static int table_write_blob(struct tb *b, const struct uwprof_elf *e,
 	h.rule_size = sizeof(struct uwprof_rule);
 	h.nr_rows = (uint32_t)b->n;
 	h.nr_rules = (uint32_t)b->nr_rules;
-	h.base = base;
+	h.base = b->base;
 	if (e->build_id_size) {
 		h.build_id_size = e->build_id_size < sizeof(h.build_id) ?
 				  (uint32_t)e->build_id_size :
@@ -268,38 +281,44 @@ static int table_write_blob(struct tb *b, const struct uwprof_elf *e,
 		return -ENOMEM;
 	}
 	memcpy(blob, &h, sizeof(h));
-	pc = (uint32_t *)(blob + UWPROF_TABLE_ROWS_OFF(&h));
-	ri = (uint16_t *)(blob + UWPROF_TABLE_IDX_OFF(&h));
+	memcpy(blob + UWPROF_TABLE_ROWS_OFF(&h), b->pc, b->n * sizeof(*b->pc));
+	memcpy(blob + UWPROF_TABLE_IDX_OFF(&h), b->idx, b->n * sizeof(*b->idx));
 	rules = (struct uwprof_rule *)(blob + UWPROF_TABLE_RULES_OFF(&h));
-	for (i = 0; i < b->n; i++) {
-		pc[i] = (uint32_t)(b->addr[i] - base);
-		ri[i] = b->idx[i];
-	}
-	for (i = 0; i < b->nr_rules; i++)
+	for (i = 0; i < b->nr_rules; i++) {
 		rules[i] = b->rules[i].r;
+		rules[i].__reserved[0] = 0;
+	}
 	out->data = blob;
 	out->size = size;
 	return 0;
 }
 
-static void table_count(const struct tb *b, struct uwprof_table_stats *st)
+static int table_count(const struct tb *b, struct uwprof_table_stats *st)
 {
+	uint64_t *per_rule = calloc(b->nr_rules, sizeof(*per_rule));
 	size_t i;
 
-	for (i = 0; i < b->n; i++) {
-		const struct tb_rule *t = &b->rules[b->idx[i]];
+	if (!per_rule)
+		return -ENOMEM;
+	for (i = 0; i < b->n; i++)
+		per_rule[b->idx[i]]++;
+	for (i = 0; i < b->nr_rules; i++) {
+		const struct uwprof_rule *r = &b->rules[i].r;
+		uint8_t reason = r->__reserved[0];
 
-		if (t->r.cfa_type == UWPROF_CFA_END)
-			st->end_rows++;
-		if (t->r.cfa_type == UWPROF_CFA_PLT)
-			st->plt_rows++;
-		if (t->r.flags & UWPROF_RULE_SIGNAL)
-			st->signal_rows++;
-		if (t->reason < UWPROF_UNSUP__COUNT)
-			st->unsupported[t->reason]++;
+		if (r->cfa_type == UWPROF_CFA_END)
+			st->end_rows += per_rule[i];
+		if (r->cfa_type == UWPROF_CFA_PLT)
+			st->plt_rows += per_rule[i];
+		if (r->flags & UWPROF_RULE_SIGNAL)
+			st->signal_rows += per_rule[i];
+		if (reason < UWPROF_UNSUP__COUNT)
+			st->unsupported[reason] += per_rule[i];
 	}
 	st->rows = b->n;
 	st->rules = b->nr_rules;
+	free(per_rule);
+	return 0;
 }
 
 /* Rows of every FDE in address order; an earlier FDE wins an overlap. */
@@ -315,6 +334,10 @@ static int table_build(struct uwprof_cfi *c, const struct uwprof_elf *ex,
 	ret = table_sort_fdes(c->fdes, c->nr_fdes);
 	if (ret)
 		return ret;
+	/* Rows take at least a byte of CFI each, FDE headers aside. */
+	ret = tb_reserve(b, c->size / 4 + 64);
+	if (ret)
+		return ret;
 	for (i = 0; i < c->nr_fdes; i++) {
 		const struct uwprof_cfi_fde *f = &c->fdes[i];
 
@@ -323,6 +346,8 @@ static int table_build(struct uwprof_cfi *c, const struct uwprof_elf *ex,
 			continue;
 		}
 		st->fdes++;
+		if (!have)
+			b->base = f->lo;
 		if (have && f->hi <= last_end) {
 			st->fdes_overlapping++;
 			continue;
@@ -582,6 +607,12 @@ static int table_compile_elf(struct uwprof_elf *e, int search_debug,
 			c.path, c.sec_name);
 		goto free_tb;
 	}
+	if (ret == -E2BIG && b.too_far) {
+		tb_fail(out->err,
+			"%s: %s: FDEs span more than the 4 GiB a table covers",
+			c.path, c.sec_name);
+		goto free_tb;
+	}
 	if (ret == -E2BIG && b.too_many_rules) {
 		tb_fail(out->err, "%s: %s: more than %u distinct rules",
 			c.path, c.sec_name, UWPROF_TABLE_MAX_RULES);
@@ -591,7 +622,11 @@ static int table_compile_elf(struct uwprof_elf *e, int search_debug,
 		tb_fail(out->err, "%s: out of memory", e->path);
 	if (ret)
 		goto free_tb;
-	table_count(&b, st);
+	ret = table_count(&b, st);
+	if (ret) {
+		tb_fail(out->err, "%s: out of memory", e->path);
+		goto free_tb;
+	}
 	ret = table_write_blob(&b, e, out);
 	if (ret)
 		goto free_tb;
