@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Table blob validation and lookup, on synthetic blobs: one corrupted blob
+ * per check in uwprof_table_check() (each must be rejected with the right
+ * errno), then lookups on random tables compared with a linear scan.
+ * Built once per arch of the core (native and UWPROF_HOST_ARM64).
+ */
+#include <stdlib.h>
+
+#include "testlib.h"
+
+#if defined(UWPROF_ENV_X86_64)
+#include "unwind_x86_64.h"
+#define OTHER_ARCH	UWPROF_ARCH_ARM64
+#elif defined(UWPROF_ENV_ARM64)
+#include "unwind_arm64.h"
+#define OTHER_ARCH	UWPROF_ARCH_X86_64
+#endif
+
+static const struct uwprof_rule base_rules[] = {
+	{ .cfa_type = UWPROF_CFA_END },
+	{ .cfa_type = UWPROF_CFA_SP, .cfa_off = 8, .fp_type = UWPROF_REG_SAME,
+	  .ra_type = UWPROF_REG_AT_CFA, .ra_off = -8 },
+	{ .cfa_type = UWPROF_CFA_FP, .cfa_off = 16, .fp_type = UWPROF_REG_AT_CFA,
+	  .fp_off = -16, .ra_type = UWPROF_REG_AT_CFA, .ra_off = -8 },
+};
+
+static const struct tb_row base_rows[] = {
+	{ 0x0, 1 }, { 0x4, 2 }, { 0x40, 0 },
+};
+
+#define NR(a)	(sizeof(a) / sizeof((a)[0]))
+
+struct fixture {
+	struct tb_blob b;
+	struct uwprof_table_hdr *h;
+	u32 *pc;
+	u16 *ri;
+	struct uwprof_rule *rules;
+};
+
+static void fixture_make(struct fixture *f)
+{
+	u8 *p;
+
+	if (tb_build(&f->b, 0x400000, base_rows, NR(base_rows), base_rules,
+		     NR(base_rules))) {
+		perror("tb_build");
+		exit(2);
+	}
+	p = f->b.data;
+	f->h = f->b.data;
+	f->pc = (u32 *)(p + UWPROF_TABLE_ROWS_OFF(f->h));
+	f->ri = (u16 *)(p + UWPROF_TABLE_IDX_OFF(f->h));
+	f->rules = (struct uwprof_rule *)(p + UWPROF_TABLE_RULES_OFF(f->h));
+}
+
+static int check(struct fixture *f)
+{
+	u64 idx_bytes;
+
+	return uwprof_table_check(f->b.data, f->b.size, &idx_bytes);
+}
+
+/* Each mutation gets a fresh valid blob. */
+typedef void (*mutate_fn)(struct fixture *f);
+
+#define MUT(name, body) static void name(struct fixture *f) { body; }
+
+MUT(m_magic, f->h->magic ^= 1)
+MUT(m_version, f->h->version = UWPROF_TABLE_VERSION + 1)
+MUT(m_arch, f->h->arch = OTHER_ARCH)
+MUT(m_arch_zero, f->h->arch = 0)
+MUT(m_hdr_size, f->h->hdr_size += 8)
+MUT(m_rule_size, f->h->rule_size -= 4)
+MUT(m_rows_big, f->h->nr_rows = UWPROF_TABLE_MAX_ROWS + 1)
+MUT(m_rules_big, f->h->nr_rules = UWPROF_TABLE_MAX_RULES + 1)
+MUT(m_rows_huge, f->h->nr_rows = 0xffffffff)
+MUT(m_rows_zero, f->h->nr_rows = 0)
+MUT(m_rules_zero, f->h->nr_rules = 0)
+MUT(m_size_short, f->b.size -= 8)
+MUT(m_size_long, f->b.size += 8)
+MUT(m_size_tiny, f->b.size = sizeof(struct uwprof_table_hdr) - 1)
+MUT(m_rules_more, f->h->nr_rules += 1)
+MUT(m_bid_size, f->h->build_id_size = 21)
+MUT(m_bid_tail, f->h->build_id_size = 4; f->h->build_id[4] = 1)
+MUT(m_pad, ((u8 *)f->b.data)[UWPROF_TABLE_RULES_OFF(f->h) - 1] = 1)
+MUT(m_res0, f->rules[1].__reserved[0] = 1)
+MUT(m_res1, f->rules[1].__reserved[1] = 1)
+MUT(m_res2, f->rules[2].__reserved[2] = 0x80)
+MUT(m_flag_unknown, f->rules[1].flags = 1U << 7)
+MUT(m_end_fp, f->rules[0].fp_type = UWPROF_REG_SAME + 1)
+MUT(m_end_ra, f->rules[0].ra_type = UWPROF_REG_AT_CFA)
+MUT(m_end_flags, f->rules[0].flags = UWPROF_RULE_SIGNAL)
+MUT(m_end_off, f->rules[0].cfa_off = 8)
+MUT(m_end_fpoff, f->rules[0].fp_off = 8)
+MUT(m_end_raoff, f->rules[0].ra_off = 8)
+MUT(m_end_arg, f->rules[0].cfa_arg = 1)
+MUT(m_sp_neg, f->rules[1].cfa_off = -8)
+MUT(m_sp_arg, f->rules[1].cfa_arg = 3)
+MUT(m_fp_neg, f->rules[2].cfa_off = -16)
+MUT(m_plt_arg, f->rules[1].cfa_type = UWPROF_CFA_PLT; f->rules[1].cfa_arg = 16)
+MUT(m_plt_neg, f->rules[1].cfa_type = UWPROF_CFA_PLT; f->rules[1].cfa_off = -8)
+MUT(m_unsup_off, f->rules[1].cfa_type = UWPROF_CFA_UNSUPPORTED)
+MUT(m_unsup_arg, f->rules[1].cfa_type = UWPROF_CFA_UNSUPPORTED;
+    f->rules[1].cfa_off = 0; f->rules[1].cfa_arg = 2)
+MUT(m_cfa_type, f->rules[1].cfa_type = UWPROF_CFA_UNSUPPORTED + 1)
+MUT(m_fp_type, f->rules[1].fp_type = UWPROF_REG_UNSUPPORTED + 1)
+MUT(m_ra_type, f->rules[1].ra_type = 0xff)
+MUT(m_same_off, f->rules[1].fp_off = 8)
+MUT(m_undef_off, f->rules[1].ra_type = UWPROF_REG_UNDEF)
+MUT(m_unsupreg_off, f->rules[1].fp_type = UWPROF_REG_UNSUPPORTED; f->rules[1].fp_off = 1)
+MUT(m_atcfa_align, f->rules[2].fp_off = -12)
+MUT(m_inreg_neg, f->rules[1].fp_type = UWPROF_REG_IN_REG; f->rules[1].fp_off = -1)
+MUT(m_inreg_big, f->rules[1].fp_type = UWPROF_REG_IN_REG;
+    f->rules[1].fp_off = UWPROF_ARCH_NR_DWARF_REGS)
+MUT(m_ra_inreg, f->rules[1].ra_type = UWPROF_REG_IN_REG; f->rules[1].ra_off = 3)
+MUT(m_ridx, f->ri[1] = NR(base_rules))
+MUT(m_ridx_last, f->ri[2] = 0xffff)
+MUT(m_pc_equal, f->pc[1] = f->pc[0])
+MUT(m_pc_down, f->pc[2] = 2)
+MUT(m_last_not_end, f->ri[2] = 1)
+MUT(m_base_wrap, f->h->base = ~0ULL - 0x10)
+
+#if UWPROF_ARCH_HAS_PLT
+MUT(m_arch_feature, f->rules[1].flags = UWPROF_RULE_PAC)
+#define ARCH_FEATURE_DESC "PAC flag on x86_64"
+#else
+MUT(m_arch_feature, f->rules[1].cfa_type = UWPROF_CFA_PLT)
+#define ARCH_FEATURE_DESC "PLT rule on arm64"
+#endif
+
+static const struct {
+	mutate_fn fn;
+	int err;
+	const char *desc;
+} cases[] = {
+	{ m_magic, -EINVAL, "bad magic" },
+	{ m_version, -EINVAL, "unknown version" },
+	{ m_arch, -EINVAL, "other arch" },
+	{ m_arch_zero, -EINVAL, "arch zero" },
+	{ m_hdr_size, -EINVAL, "hdr_size differs" },
+	{ m_rule_size, -EINVAL, "rule_size differs" },
+	{ m_rows_big, -E2BIG, "nr_rows above UWPROF_TABLE_MAX_ROWS" },
+	{ m_rules_big, -E2BIG, "nr_rules above UWPROF_TABLE_MAX_RULES" },
+	{ m_rows_huge, -E2BIG, "nr_rows 0xffffffff (size math must not wrap)" },
+	{ m_rows_zero, -EINVAL, "nr_rows zero" },
+	{ m_rules_zero, -EINVAL, "nr_rules zero" },
+	{ m_size_short, -EINVAL, "blob 8 bytes short" },
+	{ m_size_long, -EINVAL, "blob 8 bytes long" },
+	{ m_size_tiny, -EINVAL, "blob smaller than the header" },
+	{ m_rules_more, -EINVAL, "nr_rules larger than the blob holds" },
+	{ m_bid_size, -EINVAL, "build_id_size 21" },
+	{ m_bid_tail, -EINVAL, "build-id padding not zero" },
+	{ m_pad, -EINVAL, "padding before rules not zero" },
+	{ m_res0, -EINVAL, "rule reserved[0] set" },
+	{ m_res1, -EINVAL, "rule reserved[1] set" },
+	{ m_res2, -EINVAL, "rule reserved[2] set" },
+	{ m_flag_unknown, -EINVAL, "unknown rule flag" },
+	{ m_arch_feature, -EINVAL, ARCH_FEATURE_DESC },
+	{ m_end_fp, -EINVAL, "END rule with fp rule" },
+	{ m_end_ra, -EINVAL, "END rule with ra rule" },
+	{ m_end_flags, -EINVAL, "END rule with flags" },
+	{ m_end_off, -EINVAL, "END rule with cfa_off" },
+	{ m_end_fpoff, -EINVAL, "END rule with fp_off" },
+	{ m_end_raoff, -EINVAL, "END rule with ra_off" },
+	{ m_end_arg, -EINVAL, "END rule with cfa_arg" },
+	{ m_sp_neg, -EINVAL, "CFA=sp with negative offset" },
+	{ m_sp_arg, -EINVAL, "CFA=sp with cfa_arg" },
+	{ m_fp_neg, -EINVAL, "CFA=fp with negative offset" },
+	{ m_plt_arg, -EINVAL, "PLT threshold above 15 (or PLT on arm64)" },
+	{ m_plt_neg, -EINVAL, "PLT with negative offset (or PLT on arm64)" },
+	{ m_unsup_off, -EINVAL, "UNSUPPORTED CFA with an offset" },
+	{ m_unsup_arg, -EINVAL, "UNSUPPORTED CFA with cfa_arg" },
+	{ m_cfa_type, -EINVAL, "unknown CFA type" },
+	{ m_fp_type, -EINVAL, "unknown fp rule type" },
+	{ m_ra_type, -EINVAL, "unknown ra rule type" },
+	{ m_same_off, -EINVAL, "SAME rule with an offset" },
+	{ m_undef_off, -EINVAL, "UNDEF rule with an offset" },
+	{ m_unsupreg_off, -EINVAL, "UNSUPPORTED register rule with an offset" },
+	{ m_atcfa_align, -EINVAL, "AT_CFA offset not a multiple of 8" },
+	{ m_inreg_neg, -EINVAL, "IN_REG negative register" },
+	{ m_inreg_big, -EINVAL, "IN_REG register out of range" },
+	{ m_ra_inreg, -EINVAL, "ra IN_REG other than the link register" },
+	{ m_ridx, -EINVAL, "rule index == nr_rules" },
+	{ m_ridx_last, -EINVAL, "rule index 0xffff" },
+	{ m_pc_equal, -EINVAL, "pc equal to the previous row's" },
+	{ m_pc_down, -EINVAL, "pc below the previous row's" },
+	{ m_last_not_end, -EINVAL, "last row not END" },
+	{ m_base_wrap, -EINVAL, "base + last pc wraps" },
+};
+
+static void test_corrupt(struct tap *t)
+{
+	struct fixture f;
+	u64 idx_bytes = 0;
+	unsigned int i;
+	int err;
+
+	fixture_make(&f);
+	err = uwprof_table_check(f.b.data, f.b.size, &idx_bytes);
+	tap_ok(t, err == 0 && idx_bytes >= 8, "valid blob accepted (err %d, index %llu bytes)",
+	       err, (unsigned long long)idx_bytes);
+	tap_ok(t, uwprof_table_check(NULL, f.b.size, &idx_bytes) == -EINVAL,
+	       "NULL blob rejected");
+	tb_free(&f.b);
+
+	/* Misaligned: the same bytes one byte further. */
+	fixture_make(&f);
+	{
+		u8 *raw = malloc(f.b.size + 8);
+
+		memcpy(raw + 1, f.b.data, f.b.size);
+		tap_ok(t, uwprof_table_check(raw + 1, f.b.size, &idx_bytes) == -EINVAL,
+		       "misaligned blob rejected");
+		free(raw);
+	}
+	tb_free(&f.b);
+
+	for (i = 0; i < NR(cases); i++) {
+		fixture_make(&f);
+		cases[i].fn(&f);
+		err = check(&f);
+		tap_ok(t, err == cases[i].err, "corrupt: %s -> %d (want %d)",
+		       cases[i].desc, err, cases[i].err);
+		tb_free(&f.b);
+	}
+}
+
+/* Accepted variants: the check must not be stricter than the format. */
+static void test_accept(struct tap *t)
+{
+	struct fixture f;
+	int err;
+
+	fixture_make(&f);
+	f.h->build_id_size = 20;
+	memset(f.h->build_id, 0xab, 20);
+	f.rules[1].fp_type = UWPROF_REG_IN_REG;
+	f.rules[1].fp_off = 6;
+	f.rules[2].ra_type = UWPROF_REG_UNDEF;
+	f.rules[2].ra_off = 0;
+	f.rules[2].flags = UWPROF_RULE_SIGNAL;
+	err = check(&f);
+	tap_ok(t, err == 0, "full build-id, IN_REG fp, UNDEF ra, SIGNAL flag accepted (%d)", err);
+	tb_free(&f.b);
+
+	fixture_make(&f);
+	f.rules[1].cfa_type = UWPROF_CFA_UNSUPPORTED;
+	f.rules[1].cfa_off = 0;
+	f.rules[1].ra_type = UWPROF_REG_UNSUPPORTED;
+	f.rules[1].ra_off = 0;
+	f.rules[2].fp_type = UWPROF_REG_VAL_CFA;
+	f.rules[2].fp_off = -3;
+	err = check(&f);
+	tap_ok(t, err == 0, "UNSUPPORTED CFA and ra, VAL_CFA fp accepted (%d)", err);
+	tb_free(&f.b);
+
+	fixture_make(&f);
+#if UWPROF_ARCH_HAS_PLT
+	f.rules[1].cfa_type = UWPROF_CFA_PLT;
+	f.rules[1].cfa_arg = 11;
+	err = check(&f);
+	tap_ok(t, err == 0, "x86_64 PLT rule accepted (%d)", err);
+#else
+	f.rules[1].flags = UWPROF_RULE_PAC;
+	f.rules[1].ra_type = UWPROF_REG_IN_REG;
+	f.rules[1].ra_off = UWPROF_ARCH_LR_REGNO;
+	err = check(&f);
+	tap_ok(t, err == 0, "arm64 PAC flag and ra in x30 accepted (%d)", err);
+#endif
+	tb_free(&f.b);
+
+	/* A single END row: valid, covers nothing. */
+	{
+		struct tb_row row = { 0x10, 0 };
+		struct tb_blob b;
+
+		tb_build(&b, 0x1000, &row, 1, base_rules, 1);
+		err = tb_load(&b);
+		tap_ok(t, err == 0 && !uwprof_table_lookup(&b.table, 0x1000) &&
+		       !uwprof_table_lookup(&b.table, 0x1010),
+		       "single END row accepted and covers nothing (%d)", err);
+		tb_free(&b);
+	}
+}
+
+static u64 rnd(u64 *s)
+{
+	/* xorshift64: reproducible, seed printed. */
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Rule index for vaddr by a linear scan of the rows, -1 if none. */
+static long linear(const struct tb_row *rows, u32 n, u64 base, u64 vaddr)
+{
+	u32 i;
+
+	if (vaddr < base || vaddr - base < rows[0].pc || vaddr - base >= rows[n - 1].pc)
+		return -1;
+	for (i = n - 1; i > 0; i--)
+		if (rows[i].pc <= vaddr - base)
+			break;
+	return rows[i].rule;
+}
+
+static long lookup(const struct uwprof_table *t, u64 vaddr)
+{
+	const struct uwprof_rule *r = uwprof_table_lookup(t, vaddr);
+
+	return r ? r - t->rules : -1;
+}
+
+static void test_lookup(struct tap *t, u64 seed)
+{
+	struct uwprof_rule rules[64];
+	static struct tb_row rows[200000];
+	unsigned int round;
+
+	for (round = 0; round < 12; round++) {
+		u32 n = 1 + (u32)(rnd(&seed) % (round < 6 ? 50 : 200000));
+		u32 nr_rules = 1 + (u32)(rnd(&seed) % 63), i, bad = 0, probes = 0;
+		u32 gap_max = 1 + (u32)(rnd(&seed) % (round & 1 ? 4 : 4000));
+		u64 base = (rnd(&seed) & 0xfffffffff000ULL);
+		u64 idx_bytes = 0;
+		struct tb_blob b;
+		u32 pc = (u32)(rnd(&seed) % 64);
+		int err;
+
+		memset(rules, 0, sizeof(rules));
+		for (i = 1; i < nr_rules; i++) {
+			rules[i].cfa_type = UWPROF_CFA_SP;
+			rules[i].cfa_off = 8 * i;
+			rules[i].ra_type = UWPROF_REG_AT_CFA;
+			rules[i].ra_off = -8;
+		}
+		for (i = 0; i < n; i++) {
+			rows[i].pc = pc;
+			rows[i].rule = (u16)(rnd(&seed) % nr_rules);
+			pc += 1 + (u32)(rnd(&seed) % gap_max);
+		}
+		rows[n - 1].rule = 0;
+		tb_build(&b, base, rows, n, rules, nr_rules);
+		uwprof_table_check(b.data, b.size, &idx_bytes);
+		err = tb_load(&b);
+		if (!tap_ok(t, err == 0, "random table %u: %u rows loads (%d)", round, n, err)) {
+			tb_free(&b);
+			continue;
+		}
+		tap_ok(t, idx_bytes <= 4ULL * (n / 4 + 3),
+		       "random table %u: index %llu bytes within 4 * (rows / 4 + 3)",
+		       round, (unsigned long long)idx_bytes);
+		/* Every row boundary, its neighbours, and random addresses. */
+		for (i = 0; i < n; i++) {
+			u64 a = base + rows[i].pc;
+			int d;
+
+			for (d = -1; d <= 1; d++) {
+				probes++;
+				if (lookup(&b.table, a + d) != linear(rows, n, base, a + d))
+					bad++;
+			}
+		}
+		for (i = 0; i < 100000; i++) {
+			u64 a = base - 16 + rnd(&seed) % ((u64)pc + 32);
+
+			probes++;
+			if (lookup(&b.table, a) != linear(rows, n, base, a))
+				bad++;
+		}
+		probes++;
+		if (uwprof_table_lookup(&b.table, 0) || uwprof_table_lookup(&b.table, ~0ULL))
+			bad++;
+		tap_ok(t, bad == 0, "random table %u: %u lookups agree with a linear scan (%u differ)",
+		       round, probes, bad);
+		tb_free(&b);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct tap t = { 0 };
+	u64 seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 0x9e3779b97f4a7c15ULL;
+
+	tap_diag("table tests, arch %s, seed 0x%llx",
+		 UWPROF_ARCH_ID == UWPROF_ARCH_X86_64 ? "x86_64" : "arm64",
+		 (unsigned long long)seed);
+	test_corrupt(&t);
+	test_accept(&t);
+	test_lookup(&t, seed);
+	return tap_done(&t);
+}
