@@ -63,7 +63,7 @@ fuzz:
 bench-table:
 	$(MAKE) -C tool bench-table
 
-dkms-install: deps
+dkms-install:
 	rm -rf /usr/src/uwprof-$(VERSION)
 	mkdir -p /usr/src/uwprof-$(VERSION)
 	cp -r Kbuild Makefile dkms.conf module include /usr/src/uwprof-$(VERSION)/
