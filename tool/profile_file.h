@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The uwprof profile file ("uwprof.data"): its on-disk format, the writer
+ * used by 'uwprof record' and the reader used by every command that reports
+ * from a file. Owns the format; nothing else writes or parses these bytes.
+ *
+ * Layout. Little-endian, 8-byte aligned, versioned:
+ *
+ *	struct uwprof_pf_file_hdr	(16 bytes: magic, version, hdr_size)
+ *	record, record, ...		until end of file
+ *
+ * Every record starts with struct uwprof_pf_rec (type, size) where 'size'
+ * is the whole record including that header, a multiple of 8. Readers skip
+ * record types they do not know (newer writers may add types; a change to
+ * an existing record's layout bumps UWPROF_PF_VERSION). The first record is
+ * always UWPROF_PF_HEADER. Inside a record, a "string" is a __u32 byte
+ * count followed by that many bytes (no NUL, no alignment); a "blob" is a
+ * __u64 byte count followed by the bytes. The record ends with zero padding
+ * to its 'size'. Fixed parts below are naturally aligned from the record
+ * start.
+ *
+ * Records (payload after the 8-byte record header):
+ *
+ *  HEADER	struct uwprof_pf_hdr_fixed, then strings hostname, kernel
+ *		release (uname -r), command line (the profiled command's
+ *		argv joined by single spaces; empty for -a / -p).
+ *  OBJECT	struct uwprof_pf_obj_fixed, then string path, then blob image
+ *		(the whole ELF image for the vDSO, which is not on disk; empty
+ *		for objects on disk).
+ *  MAPS	struct uwprof_pf_maps_fixed, then nr_maps struct uwprof_pf_map
+ *		(8-byte aligned: the fixed part is 24 bytes), then string comm.
+ *		A process's executable mappings as read from /proc/PID/maps at
+ *		'time_ns'; later MAPS of the same pid replace earlier ones
+ *		(dlopen, exec). See uwprof_pf_maps_for() for which applies to a
+ *		sample.
+ *  SAMPLE	struct uwprof_pf_sample_fixed, then (nr_kernel + nr_user)
+ *		__u64 ips: kernel frames first, then user frames leaf first,
+ *		exactly as the module's UWPROF_REC_SAMPLE.
+ *  LOST	struct uwprof_pf_lost_rec: samples (or other module records)
+ *		the kernel dropped because a ring was full.
+ *  EXIT	struct uwprof_pf_exit_rec: a process exited or exec'd.
+ *  THREAD	struct uwprof_pf_thread_fixed, then string comm: a thread's
+ *		name as seen at 'time_ns'.
+ *  KSYMS	__u64 count, then per symbol: __u64 addr, __u64 size, string
+ *		name ("name" or "name [module]"), each entry padded to 8 bytes.
+ *		Only the kernel symbols that sampled kernel ips fall in; only
+ *		with 'record --kernel' and a readable /proc/kallsyms.
+ *  STATS	struct uwprof_pf_stats: totals at the end of recording.
+ *
+ * Times are CLOCK_MONOTONIC nanoseconds (the module's sample clock), except
+ * uwprof_pf_hdr_fixed.start_realtime_ns, which lets a report print wall
+ * time: wall = start_realtime_ns + (t - start_mono_ns).
+ *
+ * The writer writes to a temporary file next to the final name, then
+ * fsyncs and renames it into place, so a reader never sees a partial file
+ * under the final name. The reader maps the whole file, bounds-checks every
+ * record and field, and fails with one message naming the file, the record
+ * and its byte offset.
+ */
+#ifndef UWPROF_TOOL_PROFILE_FILE_H
+#define UWPROF_TOOL_PROFILE_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/uwprof.h>
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the uwprof profile file is read and written on little-endian hosts only"
+#endif
+
+/* ---------------------------------------------------------------------
+ * On-disk format
+ * ------------------------------------------------------------------- */
+
+#define UWPROF_PF_MAGIC		"UWPROF\x01\x00"	/* 8 bytes */
+#define UWPROF_PF_VERSION	1
+
+struct uwprof_pf_file_hdr {
+	char		magic[8];	/* UWPROF_PF_MAGIC */
+	uint32_t	version;	/* UWPROF_PF_VERSION */
+	uint32_t	hdr_size;	/* sizeof(struct uwprof_pf_file_hdr) */
+};
+
+enum uwprof_pf_type {
+	UWPROF_PF_HEADER	= 1,
+	UWPROF_PF_OBJECT	= 2,
+	UWPROF_PF_MAPS		= 3,
+	UWPROF_PF_SAMPLE	= 4,
+	UWPROF_PF_LOST		= 5,
+	UWPROF_PF_EXIT		= 6,
+	UWPROF_PF_THREAD	= 7,
+	UWPROF_PF_KSYMS		= 8,
+	UWPROF_PF_STATS		= 9,
+};
+
+struct uwprof_pf_rec {
+	uint32_t	type;		/* enum uwprof_pf_type */
+	uint32_t	size;		/* whole record, multiple of 8 */
+};
+
+/* The sampling event (uwprof_pf_hdr_fixed.event). */
+enum uwprof_pf_event {
+	UWPROF_PF_EV_CPU_CLOCK	= 1,	/* period in ns */
+	UWPROF_PF_EV_CYCLES	= 2,	/* period in cycles */
+};
+
+/* uwprof_pf_hdr_fixed.flags */
+#define UWPROF_PF_F_KERNEL	(1U << 0)	/* kernel frames were asked for */
+#define UWPROF_PF_F_SYSTEM_WIDE	(1U << 1)	/* -a */
+#define UWPROF_PF_F_NO_FP	(1U << 2)	/* no frame-pointer fallback */
+
+struct uwprof_pf_hdr_fixed {
+	uint16_t	arch;		/* enum uwprof_arch of the profiled machine */
+	uint16_t	event;		/* enum uwprof_pf_event */
+	uint32_t	freq_hz;
+	uint32_t	flags;		/* UWPROF_PF_F_* */
+	uint32_t	max_depth;	/* user frames per sample, at most */
+	uint64_t	start_realtime_ns;	/* CLOCK_REALTIME at start */
+	uint64_t	start_mono_ns;		/* CLOCK_MONOTONIC at the same moment */
+	uint32_t	page_size;
+	uint32_t	abi_version;	/* the module's UWPROF_ABI_VERSION */
+};
+
+/* uwprof_pf_obj_fixed.flags */
+#define UWPROF_PF_OBJ_VDSO	(1U << 0)	/* image stored in the record */
+#define UWPROF_PF_OBJ_NO_TABLE	(1U << 1)	/* no unwind info: fp fallback */
+#define UWPROF_PF_OBJ_HASH_KEY	(1U << 2)	/* no build-id: key is a file hash */
+
+#define UWPROF_PF_BUILD_ID_MAX	20
+
+struct uwprof_pf_obj_fixed {
+	uint64_t	object_id;	/* the id maps refer to (and TABLE_ADD used) */
+	uint16_t	arch;		/* enum uwprof_arch */
+	uint16_t	flags;		/* UWPROF_PF_OBJ_* */
+	uint32_t	build_id_size;	/* 0 .. UWPROF_PF_BUILD_ID_MAX */
+	uint8_t		build_id[UWPROF_PF_BUILD_ID_MAX];
+	uint32_t	reserved;	/* zero */
+};
+
+/* One executable mapping: the same fields as struct uwprof_map, plus offset. */
+struct uwprof_pf_map {
+	uint64_t	start;		/* runtime [start, end) */
+	uint64_t	end;
+	uint64_t	offset;		/* file offset of 'start' (/proc/PID/maps) */
+	uint64_t	bias;		/* object vaddr = ip - bias */
+	uint64_t	object_id;	/* an OBJECT record's id; 0: anonymous code */
+	uint32_t	flags;		/* UWPROF_MAP_* as uploaded */
+	uint32_t	reserved;	/* zero */
+};
+
+struct uwprof_pf_maps_fixed {
+	uint64_t	time_ns;	/* when /proc/PID/maps was read */
+	uint32_t	pid;		/* thread-group id */
+	uint32_t	nr_maps;	/* sorted by start, non-overlapping */
+	uint32_t	reserved[2];	/* zero */
+};
+
+struct uwprof_pf_sample_fixed {
+	uint64_t	time_ns;
+	uint32_t	pid;
+	uint32_t	tid;
+	uint32_t	cpu;
+	uint32_t	flags;		/* UWPROF_SAMPLE_*: stop reason in the low byte */
+	uint64_t	period;
+	uint16_t	nr_kernel;
+	uint16_t	nr_user;
+	uint32_t	reserved;	/* zero */
+};
+
+struct uwprof_pf_lost_rec {
+	uint64_t	time_ns;	/* when the reader saw the count */
+	uint32_t	cpu;
+	uint32_t	reserved;	/* zero */
+	uint64_t	count;
+};
+
+struct uwprof_pf_exit_rec {
+	uint64_t	time_ns;
+	uint32_t	pid;
+	uint32_t	exec;		/* 1: exec'd, 0: exited */
+};
+
+struct uwprof_pf_thread_fixed {
+	uint64_t	time_ns;
+	uint32_t	pid;
+	uint32_t	tid;
+};
+
+/* Totals at the end of recording (from the module's STATS and the tool). */
+struct uwprof_pf_stats {
+	uint64_t	end_mono_ns;
+	uint64_t	samples;	/* SAMPLE records in the file */
+	uint64_t	lost;		/* sum of the LOST records */
+	uint64_t	filtered;	/* samples of processes not profiled (-- CMD) */
+	uint64_t	events;		/* module: overflow-handler calls */
+	uint64_t	frames;		/* module: user frames in samples */
+	uint64_t	fp_frames;	/* module: frames found by fp fallback */
+	uint64_t	unknown_maps;	/* module: UNKNOWN_MAP records */
+	uint64_t	stop[16];	/* module: samples by enum uwprof_stop */
+	uint64_t	objects;	/* OBJECT records */
+	uint64_t	objects_no_table;
+	uint64_t	maps_uploads;	/* MAPS records */
+	uint64_t	reserved[8];	/* zero */
+};
+
+/* ---------------------------------------------------------------------
+ * Reader: uwprof_pf_open() maps and checks the whole file and fills the
+ * arrays of struct uwprof_pf; pointers (strings, ips, images) point into
+ * the mapping and stay valid until uwprof_pf_close(). Strings are
+ * NUL-terminated copies.
+ * ------------------------------------------------------------------- */
+
+struct uwprof_pf_header {
+	uint16_t	arch;
+	uint16_t	event;
+	uint32_t	freq_hz;
+	uint32_t	flags;
+	uint32_t	max_depth;
+	uint64_t	start_realtime_ns;
+	uint64_t	start_mono_ns;
+	uint32_t	page_size;
+	uint32_t	abi_version;
+	uint32_t	version;	/* the file's UWPROF_PF_VERSION */
+	const char	*hostname;
+	const char	*release;
+	const char	*cmdline;
+};
+
+struct uwprof_pf_object {
+	uint64_t	object_id;
+	uint16_t	arch;
+	uint16_t	flags;		/* UWPROF_PF_OBJ_* */
+	uint32_t	build_id_size;
+	uint8_t		build_id[UWPROF_PF_BUILD_ID_MAX];
+	const char	*path;		/* "[vdso]" for the vDSO */
+	const void	*image;		/* vDSO image, else NULL */
+	uint64_t	image_size;
+};
+
+struct uwprof_pf_maps {
+	uint64_t	time_ns;
+	uint32_t	pid;
+	uint32_t	nr_maps;
+	const struct uwprof_pf_map *maps;	/* sorted by start */
+	const char	*comm;
+};
+
+struct uwprof_pf_sample {
+	uint64_t	time_ns;
+	uint32_t	pid;
+	uint32_t	tid;
+	uint32_t	cpu;
+	uint32_t	flags;		/* UWPROF_SAMPLE_* */
+	uint64_t	period;
+	uint16_t	nr_kernel;
+	uint16_t	nr_user;
+	const uint64_t	*ips;		/* nr_kernel kernel ips, then nr_user user ips */
+};
+
+struct uwprof_pf_thread {
+	uint64_t	time_ns;
+	uint32_t	pid;
+	uint32_t	tid;
+	const char	*comm;
+};
+
+struct uwprof_pf_ksym {
+	uint64_t	addr;
+	uint64_t	size;
+	const char	*name;
+};
+
+struct uwprof_pf {
+	char		*path;
+	const uint8_t	*data;		/* the mapped file */
+	size_t		size;
+	struct uwprof_pf_header hdr;
+	struct uwprof_pf_object *objects;	/* file order */
+	size_t		nr_objects;
+	struct uwprof_pf_maps *maps;	/* sorted by (pid, time_ns), stable */
+	size_t		nr_maps;
+	struct uwprof_pf_sample *samples;	/* file order */
+	size_t		nr_samples;
+	struct uwprof_pf_exit_rec *exits;	/* file order */
+	size_t		nr_exits;
+	struct uwprof_pf_thread *threads;	/* file order */
+	size_t		nr_threads;
+	struct uwprof_pf_ksym *ksyms;	/* sorted by addr */
+	size_t		nr_ksyms;
+	uint64_t	lost;		/* sum of the LOST records */
+	size_t		nr_lost_recs;
+	struct uwprof_pf_stats stats;
+	int		has_stats;
+	uint64_t	skipped_recs;	/* records of unknown type */
+};
+
+/*
+ * Open and check a profile file. Returns 0, or a negative errno with one
+ * line in 'err' naming the file (and the record and byte offset for a
+ * corrupt or truncated file: -EINVAL). *out is NULL on failure.
+ */
+int uwprof_pf_open(const char *path, struct uwprof_pf **out, char *err,
+		   size_t errlen);
+void uwprof_pf_close(struct uwprof_pf *pf);
+
+/* The object with this id, or NULL. */
+const struct uwprof_pf_object *uwprof_pf_object_find(const struct uwprof_pf *pf,
+						     uint64_t object_id);
+
+/*
+ * The mapping snapshot that applies to process 'pid' at 'time_ns': the
+ * latest one taken at or before that time, unless the process exec'd in
+ * between; failing that the first one taken after it, unless an exec lies
+ * in between (samples taken before the tool could read a new process's or
+ * library's mappings). NULL when none applies.
+ */
+const struct uwprof_pf_maps *uwprof_pf_maps_for(const struct uwprof_pf *pf,
+						uint32_t pid, uint64_t time_ns);
+
+/* The mapping of a snapshot that contains 'ip', or NULL. */
+const struct uwprof_pf_map *uwprof_pf_map_find(const struct uwprof_pf_maps *m,
+					       uint64_t ip);
+
+/*
+ * Convenience: the object and mapping that 'ip' of process 'pid' fell in
+ * at 'time_ns'. Returns the mapping (and *obj, possibly NULL) or NULL.
+ */
+const struct uwprof_pf_map *uwprof_pf_resolve(const struct uwprof_pf *pf,
+					      uint32_t pid, uint64_t time_ns,
+					      uint64_t ip,
+					      const struct uwprof_pf_object **obj);
+
+/* The name of thread 'tid' (else of its process), or NULL. */
+const char *uwprof_pf_comm(const struct uwprof_pf *pf, uint32_t pid,
+			   uint32_t tid);
+
+/* The kernel symbol containing 'addr', or NULL. */
+const struct uwprof_pf_ksym *uwprof_pf_ksym_find(const struct uwprof_pf *pf,
+						 uint64_t addr);
+
+/* ---------------------------------------------------------------------
+ * Writer. Errors are sticky: after the first failure every call returns
+ * the same negative errno and uwprof_pfw_commit() removes the temporary
+ * file. 'err' holds one line naming the path.
+ * ------------------------------------------------------------------- */
+
+struct uwprof_pfw {
+	char		*path;		/* final name */
+	char		*tmp;		/* temporary name, same directory */
+	int		fd;
+	int		error;		/* first negative errno, sticky */
+	uint8_t		*buf;
+	size_t		len;
+	size_t		cap;
+	uint64_t	written;	/* bytes handed to the file so far */
+	char		err[512];
+};
+
+struct uwprof_pfw_header_in {
+	struct uwprof_pf_hdr_fixed fixed;
+	const char	*hostname;
+	const char	*release;
+	const char	*cmdline;
+};
+
+/* Creates the temporary file and writes the file header and HEADER record. */
+int uwprof_pfw_open(struct uwprof_pfw *w, const char *path,
+		    const struct uwprof_pfw_header_in *h);
+
+int uwprof_pfw_object(struct uwprof_pfw *w, const struct uwprof_pf_obj_fixed *o,
+		      const char *path, const void *image, uint64_t image_size);
+int uwprof_pfw_maps(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
+		    const char *comm, const struct uwprof_pf_map *maps,
+		    uint32_t nr_maps);
+/* A module sample record, copied out of a ring and already checked. */
+int uwprof_pfw_sample(struct uwprof_pfw *w, const struct uwprof_rec_sample *s);
+int uwprof_pfw_lost(struct uwprof_pfw *w, uint64_t time_ns, uint32_t cpu,
+		    uint64_t count);
+int uwprof_pfw_exit(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
+		    uint32_t exec);
+int uwprof_pfw_thread(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
+		      uint32_t tid, const char *comm);
+int uwprof_pfw_ksyms(struct uwprof_pfw *w, const struct uwprof_pf_ksym *syms,
+		     uint64_t nr);
+int uwprof_pfw_stats(struct uwprof_pfw *w, const struct uwprof_pf_stats *st);
+
+/*
+ * Flushes, fsyncs, renames the temporary file to the final name and fsyncs
+ * the directory. On any failure (now or earlier) removes the temporary file
+ * and returns the negative errno with 'err' set. Frees the writer's memory
+ * either way.
+ */
+int uwprof_pfw_commit(struct uwprof_pfw *w);
+
+/* Gives up: removes the temporary file, frees memory. */
+void uwprof_pfw_abort(struct uwprof_pfw *w);
+
+#endif /* UWPROF_TOOL_PROFILE_FILE_H */
