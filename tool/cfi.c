@@ -987,5 +987,8 @@ void uwprof_cfi_free(struct uwprof_cfi *c)
 	c->cies = NULL;
 	c->fdes = NULL;
 	c->cie_hash = NULL;
-	c->nr_cies = c->nr_fdes = c->cap_cies = c->cap_fdes = 0;
+	c->nr_cies = 0;
+	c->nr_fdes = 0;
+	c->cap_cies = 0;
+	c->cap_fdes = 0;
 }

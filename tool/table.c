@@ -123,8 +123,8 @@ static int tb_intern(struct tb *b, const union tb_rule *t)
 		b->rules = q;
 		b->cap_rules = n;
 	}
-	b->rules[b->nr_rules] = *t;
-	b->hash[i] = (uint32_t)++b->nr_rules;
+	b->rules[b->nr_rules++] = *t;
+	b->hash[i] = (uint32_t)b->nr_rules;
 found:
 	b->last_idx = (uint16_t)(b->hash[i] - 1);
 	b->have_last = 1;

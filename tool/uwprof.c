@@ -24,13 +24,13 @@ static const struct uwprof_cmd cmds[] = {
 	{ "help", cmd_help, "show the subcommands, or one's usage" },
 };
 
-#define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct uwprof_cmd *cmd_find(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < NR_CMDS; i++)
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (!strcmp(cmds[i].name, name))
 			return &cmds[i];
 	return NULL;
@@ -41,10 +41,10 @@ static void usage(FILE *f)
 	size_t i;
 
 	fprintf(f, "usage: uwprof <command> [options]\n\ncommands:\n");
-	for (i = 0; i < NR_CMDS; i++)
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
 		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
-	fprintf(f, "\n'uwprof help <command>' or 'uwprof <command> --help' "
-		   "shows a command's options.\n");
+	fprintf(f, "\n%s\n",
+		"'uwprof help <command>' or 'uwprof <command> --help' shows a command's options.");
 }
 
 static int cmd_help(int argc, char **argv)
