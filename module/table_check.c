@@ -24,7 +24,14 @@
 #define UWPROF_IDX_ROWS_PER_SLOT	4
 #define UWPROF_IDX_MIN_SHIFT		4
 
-static bool reg_rule_ok(u8 type, s16 off, bool is_ra)
+/*
+ * Offsets must be zero where a rule has none. Any AT_CFA / VAL_CFA offset
+ * and any register number are well formed: rules the walk cannot follow
+ * (an ra copied into a register other than arm64's x30, an fp in a vector
+ * register) stop or degrade that one frame at run time rather than
+ * rejecting the object's whole table here.
+ */
+static bool reg_rule_ok(u8 type, s16 off)
 {
 	switch (type) {
 	case UWPROF_REG_SAME:
@@ -32,15 +39,10 @@ static bool reg_rule_ok(u8 type, s16 off, bool is_ra)
 	case UWPROF_REG_UNSUPPORTED:
 		return off == 0;
 	case UWPROF_REG_AT_CFA:
-		/* Saved registers are 8-byte slots in every ABI we serve. */
-		return (off & 7) == 0;
 	case UWPROF_REG_VAL_CFA:
 		return true;
 	case UWPROF_REG_IN_REG:
-		if (off < 0 || off >= UWPROF_ARCH_NR_DWARF_REGS)
-			return false;
-		/* Only arm64's "return address still in x30" is followed. */
-		return !is_ra || off == UWPROF_ARCH_LR_REGNO;
+		return off >= 0;
 	default:
 		return false;
 	}
@@ -76,8 +78,8 @@ static bool rule_ok(const struct uwprof_rule *r)
 	default:
 		return false;
 	}
-	return reg_rule_ok(r->fp_type, r->fp_off, false) &&
-	       reg_rule_ok(r->ra_type, r->ra_off, true);
+	return reg_rule_ok(r->fp_type, r->fp_off) &&
+	       reg_rule_ok(r->ra_type, r->ra_off);
 }
 
 /* Smallest shift whose index stays within the rows-per-slot budget. */

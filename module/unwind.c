@@ -220,12 +220,14 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r, u32 flags,
 	switch (r->ra_type) {
 	case UWPROF_REG_UNDEF:
 		return STEP_STOP(UWPROF_STOP_OK);
-	case UWPROF_REG_SAME:
 	case UWPROF_REG_IN_REG:
+		if (r->ra_off != UWPROF_ARCH_LR_REGNO)
+			return STEP_STOP(UWPROF_STOP_UNSUPPORTED);
+		fallthrough;
+	case UWPROF_REG_SAME:
 		/*
-		 * The return address is still in the link register: true only
+		 * The return address is still in the link register: known only
 		 * where lr was observed (first frame, after a signal frame).
-		 * table_check.c admits IN_REG for ra only as the lr number.
 		 */
 		if (UWPROF_ARCH_LR_REGNO < 0 || !w->lr_ok)
 			return STEP_STOP(UWPROF_STOP_UNSUPPORTED);

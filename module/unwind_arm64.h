@@ -10,8 +10,6 @@
 
 #define UWPROF_ARCH_ID			UWPROF_ARCH_ARM64
 
-/* DWARF numbers 0..30 are x0..x30, 31 is sp. */
-#define UWPROF_ARCH_NR_DWARF_REGS	32
 /* x30 holds the return address until a function saves it. */
 #define UWPROF_ARCH_LR_REGNO		30
 #define UWPROF_ARCH_HAS_PLT		0

@@ -10,8 +10,6 @@
 
 #define UWPROF_ARCH_ID			UWPROF_ARCH_X86_64
 
-/* DWARF numbers 0..15 are the GPRs, 16 is the return address (rip). */
-#define UWPROF_ARCH_NR_DWARF_REGS	17
 /* No link register: the return address is always on the stack. */
 #define UWPROF_ARCH_LR_REGNO		(-1)
 #define UWPROF_ARCH_HAS_PLT		1

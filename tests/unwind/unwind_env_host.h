@@ -29,6 +29,10 @@ typedef int64_t s64;
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #endif
 
+#ifndef fallthrough
+#define fallthrough	__attribute__((__fallthrough__))
+#endif
+
 #ifndef BIT
 #define BIT(n)		(1UL << (n))
 #endif
