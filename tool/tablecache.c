@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Compiled-table cache for 'uwprof record' (see tablecache.h): choosing a
+ * writable directory, looking a blob up by arch and build-id, checking it,
+ * and storing a freshly compiled one through a temporary file and rename
+ * so concurrent recorders never see a partial blob.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tablecache.h"
+
+static int mkdir_p(const char *dir)
+{
+	char tmp[4096];
+	size_t i, n = strlen(dir);
+
+	if (n >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	memcpy(tmp, dir, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (tmp[i] != '/' && tmp[i] != 0)
+			continue;
+		tmp[i] = 0;
+		if (mkdir(tmp, 0755) && errno != EEXIST)
+			return -errno;
+		tmp[i] = dir[i];
+	}
+	return 0;
+}
+
+static int dir_usable(const char *dir)
+{
+	return !mkdir_p(dir) && !access(dir, W_OK | X_OK);
+}
+
+void uwprof_tcache_init(struct uwprof_tcache *c, const char *override_dir)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char d[3900];
+
+	memset(c, 0, sizeof(*c));
+	if (override_dir) {
+		if (dir_usable(override_dir))
+			snprintf(c->dir, sizeof(c->dir), "%s", override_dir);
+		return;
+	}
+	if (dir_usable("/var/cache/uwprof/tables")) {
+		snprintf(c->dir, sizeof(c->dir), "/var/cache/uwprof/tables");
+		return;
+	}
+	if (xdg && xdg[0])
+		snprintf(d, sizeof(d), "%s/uwprof/tables", xdg);
+	else if (home && home[0])
+		snprintf(d, sizeof(d), "%s/.cache/uwprof/tables", home);
+	else
+		return;
+	if (dir_usable(d))
+		snprintf(c->dir, sizeof(c->dir), "%s", d);
+}
+
+static void cache_name(const struct uwprof_tcache *c, uint16_t arch,
+		       const uint8_t *id, size_t n, char *buf, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	char h[2 * 64 + 1];
+	size_t i;
+
+	for (i = 0; i < n && i < 64; i++) {
+		h[2 * i] = hex[id[i] >> 4];
+		h[2 * i + 1] = hex[id[i] & 15];
+	}
+	h[2 * i] = 0;
+	snprintf(buf, len, "%s/%s-%s.uwtb", c->dir,
+		 arch == UWPROF_ARCH_ARM64 ? "arm64" : "x86_64", h);
+}
+
+static int cache_load(const char *fn, uint16_t arch, const uint8_t *id,
+		      size_t idn, struct uwprof_blob *out)
+{
+	const struct uwprof_table_hdr *h;
+	struct stat st;
+	void *data = NULL;
+	char err[256];
+	ssize_t n;
+	int fd;
+
+	fd = open(fn, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(*h) ||
+	    st.st_size > (1LL << 30) ||
+	    posix_memalign(&data, 8, (size_t)st.st_size)) {
+		close(fd);
+		return -ENOENT;
+	}
+	n = pread(fd, data, (size_t)st.st_size, 0);
+	close(fd);
+	h = data;
+	if (n != st.st_size ||
+	    uwprof_blob_check(data, (size_t)n, err, sizeof(err)) ||
+	    h->arch != arch || idn > sizeof(h->build_id) ||
+	    h->build_id_size != idn || memcmp(h->build_id, id, idn)) {
+		free(data);
+		return -ENOENT;
+	}
+	memset(out, 0, sizeof(*out));
+	out->data = data;
+	out->size = (size_t)n;
+	out->arch = arch;
+	out->key_size = (uint8_t)idn;
+	memcpy(out->key, id, idn);
+	return 0;
+}
+
+static void cache_store(const char *fn, const struct uwprof_blob *b)
+{
+	char tmp[4500];
+	size_t off = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", fn);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return;
+	while (off < b->size) {
+		n = write(fd, (const char *)b->data + off, b->size - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	/* A cache entry that did not make it whole is simply not there. */
+	if (close(fd) || off != b->size || chmod(tmp, 0644) ||
+	    rename(tmp, fn))
+		unlink(tmp);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int uwprof_tcache_get(struct uwprof_tcache *c, const char *path,
+		      const void *image, size_t image_size, uint16_t arch,
+		      const uint8_t *build_id, size_t build_id_size,
+		      struct uwprof_blob *out)
+{
+	int use = c->dir[0] && build_id && build_id_size &&
+		  build_id_size <= 20;
+	char fn[4400];
+	uint64_t t0;
+	int ret;
+
+	if (use) {
+		cache_name(c, arch, build_id, build_id_size, fn, sizeof(fn));
+		if (!cache_load(fn, arch, build_id, build_id_size, out)) {
+			c->hits++;
+			return 0;
+		}
+	}
+	c->misses++;
+	t0 = now_ns();
+	if (image)
+		ret = uwprof_table_compile_mem(image, image_size, path, out, NULL);
+	else
+		ret = uwprof_table_compile(path, out, NULL);
+	c->compile_ns += now_ns() - t0;
+	if (ret)
+		return ret;
+	/* Store under the build-id the compiler found, if it agrees. */
+	if (use && !out->key_is_hash && out->key_size == build_id_size &&
+	    !memcmp(out->key, build_id, build_id_size) && out->arch == arch)
+		cache_store(fn, out);
+	return 0;
+}
