@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "report.h"
+#include "script.h"
 #include "table_cmd.h"
 
 struct uwprof_cmd {
@@ -21,6 +23,10 @@ static int cmd_help(int argc, char **argv);
 static const struct uwprof_cmd cmds[] = {
 	{ "table", uwprof_cmd_table,
 	  "compile an object's unwind info into a table (text or blob)" },
+	{ "report", uwprof_cmd_report,
+	  "top functions, folded stacks, pprof or SVG flamegraph of a profile" },
+	{ "script", uwprof_cmd_script,
+	  "print every sample of a profile in 'perf script' layout" },
 	{ "help", cmd_help, "show the subcommands, or one's usage" },
 };
 

@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * 'uwprof report': reads a profile, symbolizes it and prints the functions
+ * with the most samples (self and children percentages), or writes it as
+ * folded stacks, a pprof profile or an SVG flamegraph. Options follow
+ * 'perf report' where it has them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "folded.h"
+#include "pprof.h"
+#include "profile_file.h"
+#include "report.h"
+#include "report_model.h"
+#include "svg.h"
+
+static void report_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: uwprof report [-i FILE] [--sort sym|dso,sym] [--lines]\n"
+		"                     [--folded] [--pprof OUT] [--svg OUT]\n"
+		"  Without an output option, print the functions sorted by self\n"
+		"  samples: self and children (self plus callees) percentages\n"
+		"  of the sampled period, and the self sample count.\n"
+		"  -i, --input FILE  the profile (default uwprof.data)\n"
+		"  -s, --sort KEYS   sym (default): one row per function name;\n"
+		"                    dso,sym: one per object and function\n"
+		"  --lines           file:line through DWARF (pprof, table)\n"
+		"  --folded          folded stacks to stdout (FlameGraph input):\n"
+		"                    comm;root;...;leaf[;kernel_[k]...] count\n"
+		"  --pprof OUT       gzipped pprof profile ('go tool pprof OUT')\n"
+		"  --svg OUT         interactive SVG flamegraph\n"
+		"  -n, --max N       at most N rows in the table (0: all)\n"
+		"  Output files are written to a temporary name and renamed:\n"
+		"  never half-written.\n"
+		"  exit: 0 ok, 1 unreadable or corrupt input or write error,\n"
+		"        2 usage\n");
+}
+
+struct fn_row {
+	uint32_t	frame;		/* a representative frame */
+	uint64_t	self;		/* period */
+	uint64_t	total;		/* period of samples it is on */
+	uint64_t	self_samples;
+	uint64_t	last;		/* 1 + last sample counted in total */
+};
+
+struct report_opts {
+	const char	*input;
+	int		by_dso;
+	int		lines;
+	int		folded;
+	const char	*pprof;
+	const char	*svg;
+	long		max_rows;
+};
+
+struct sort_ctx {
+	const struct uwprof_rep *r;
+	int		by_dso;
+};
+
+static int key_cmp(const struct uwprof_rep *r, uint32_t a, uint32_t b,
+		   int by_dso)
+{
+	const struct uwprof_rep_frame *x = &r->frames[a], *y = &r->frames[b];
+	int c;
+
+	if (by_dso) {
+		c = strcmp(x->dso ? x->dso : "", y->dso ? y->dso : "");
+		if (c)
+			return c;
+	}
+	return strcmp(x->label, y->label);
+}
+
+static int frame_key_cmp(const void *a, const void *b, void *arg)
+{
+	const struct sort_ctx *c = arg;
+
+	return key_cmp(c->r, *(const uint32_t *)a, *(const uint32_t *)b,
+		       c->by_dso);
+}
+
+static int row_cmp(const void *a, const void *b, void *arg)
+{
+	const struct fn_row *x = a, *y = b;
+	const struct sort_ctx *c = arg;
+
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return key_cmp(c->r, x->frame, y->frame, c->by_dso);
+}
+
+static const char *const stop_name[UWPROF_STOP__COUNT] = {
+	[UWPROF_STOP_OK] = "complete",
+	[UWPROF_STOP_FP_END] = "fp chain end",
+	[UWPROF_STOP_DEPTH] = "max depth",
+	[UWPROF_STOP_NO_MAP] = "pc in no mapping",
+	[UWPROF_STOP_NO_ROW] = "no unwind row",
+	[UWPROF_STOP_UNSUPPORTED] = "unsupported rule",
+	[UWPROF_STOP_READ] = "stack not readable",
+	[UWPROF_STOP_BAD_SP] = "bad sp",
+	[UWPROF_STOP_BAD_PC] = "bad return address",
+	[UWPROF_STOP_NO_PROCESS] = "process without maps",
+};
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void print_header(const struct uwprof_rep *r, FILE *f)
+{
+	const struct uwprof_pf_header *h = &r->pf->hdr;
+	uint64_t stops[UWPROF_STOP__COUNT] = { 0 };
+	unsigned int st;
+	size_t i;
+	int first = 1;
+
+	fprintf(f, "# uwprof report: %s\n", r->path);
+	if (h->cmdline && *h->cmdline)
+		fprintf(f, "# command: %s\n", h->cmdline);
+	fprintf(f, "# %zu samples of %s at %u Hz, %llu lost\n", r->nr_samples,
+		r->event, h->freq_hz, (unsigned long long)r->pf->lost);
+	for (i = 0; i < r->nr_samples; i++) {
+		st = r->samples[i].flags & UWPROF_SAMPLE_STOP_MASK;
+		if (st < UWPROF_STOP__COUNT)
+			stops[st]++;
+	}
+	fprintf(f, "# stacks:");
+	for (st = 0; st < UWPROF_STOP__COUNT; st++) {
+		if (!stops[st])
+			continue;
+		fprintf(f, "%s %s %.1f%%", first ? "" : ",", stop_name[st],
+			pct(stops[st], r->nr_samples));
+		first = 0;
+	}
+	fprintf(f, "%s\n#\n", first ? " none" : "");
+}
+
+static int print_table(const struct uwprof_rep *r, const struct report_opts *o,
+		       FILE *f)
+{
+	uint32_t *order = NULL, *fid = NULL, j, id;
+	struct fn_row *rows = NULL;
+	size_t i, nr_rows = 0, shown, dso_w = 13;
+	uint64_t whole = r->total_period, w;
+	const struct uwprof_rep_sample *s;
+	const struct uwprof_rep_frame *fr;
+	struct sort_ctx ctx = { r, o->by_dso };
+	int ret = -ENOMEM;
+
+	order = malloc((r->nr_frames + 1) * sizeof(*order));
+	fid = malloc((r->nr_frames + 1) * sizeof(*fid));
+	rows = calloc(r->nr_frames + 1, sizeof(*rows));
+	if (!order || !fid || !rows)
+		goto free;
+	/* One row per distinct key: sort the frames, number the runs. */
+	for (j = 0; j < r->nr_frames; j++)
+		order[j] = j;
+	qsort_r(order, r->nr_frames, sizeof(*order), frame_key_cmp, &ctx);
+	for (j = 0; j < r->nr_frames; j++) {
+		if (!j || key_cmp(r, order[j - 1], order[j], o->by_dso))
+			rows[nr_rows++].frame = order[j];
+		fid[order[j]] = (uint32_t)(nr_rows - 1);
+	}
+	for (i = 0; i < r->nr_samples; i++) {
+		s = &r->samples[i];
+		/* Weigh by period; a file without periods counts samples. */
+		w = whole ? s->period : 1;
+		if (s->nr_kernel + s->nr_user) {
+			id = fid[s->frames[0]];
+			rows[id].self += w;
+			rows[id].self_samples++;
+		}
+		for (j = 0; j < s->nr_kernel + s->nr_user; j++) {
+			id = fid[s->frames[j]];
+			if (rows[id].last == i + 1)
+				continue;	/* recursion: once per sample */
+			rows[id].last = i + 1;
+			rows[id].total += w;
+		}
+	}
+	if (!whole)
+		whole = r->nr_samples;
+	qsort_r(rows, nr_rows, sizeof(*rows), row_cmp, &ctx);
+	for (i = 0; i < nr_rows && o->by_dso; i++) {
+		fr = &r->frames[rows[i].frame];
+		if (fr->dso && strlen(uwprof_rep_basename(fr->dso)) > dso_w)
+			dso_w = strlen(uwprof_rep_basename(fr->dso));
+	}
+	print_header(r, f);
+	if (o->by_dso)
+		fprintf(f, "#    Self  Children   Samples  %-*s  Symbol\n",
+			(int)dso_w, "Shared Object");
+	else
+		fprintf(f, "#    Self  Children   Samples  Symbol\n");
+	shown = o->max_rows > 0 && (size_t)o->max_rows < nr_rows ?
+		(size_t)o->max_rows : nr_rows;
+	for (i = 0; i < shown; i++) {
+		fr = &r->frames[rows[i].frame];
+		fprintf(f, "  %6.2f%%  %7.2f%%  %8llu  ", pct(rows[i].self, whole),
+			pct(rows[i].total, whole),
+			(unsigned long long)rows[i].self_samples);
+		if (o->by_dso)
+			fprintf(f, "%-*s  ", (int)dso_w,
+				fr->dso ? uwprof_rep_basename(fr->dso) :
+					  "[unknown]");
+		fprintf(f, "%s%s", fr->kernel ? "[k] " : "", fr->label);
+		if (o->lines && fr->file)
+			fprintf(f, "  %s:%u", fr->file, fr->line);
+		fputc('\n', f);
+	}
+	if (shown < nr_rows)
+		fprintf(f, "# %zu more rows (--max 0 shows all)\n",
+			nr_rows - shown);
+	ret = 0;
+free:
+	free(order);
+	free(fid);
+	free(rows);
+	return ret;
+}
+
+static int write_named(const struct uwprof_rep *r, const char *path,
+		       int (*fn)(const struct uwprof_rep *, FILE *,
+				 const char *),
+		       const char *title)
+{
+	struct uwprof_rep_out out;
+	int ret;
+
+	ret = uwprof_rep_out_open(&out, path);
+	if (ret)
+		return ret;
+	ret = fn(r, out.f, title);
+	if (ret) {
+		fprintf(stderr, "uwprof: %s: %s, nothing written\n", path,
+			strerror(-ret));
+		uwprof_rep_out_abort(&out);
+		return ret;
+	}
+	return uwprof_rep_out_commit(&out);
+}
+
+static int pprof_fn(const struct uwprof_rep *r, FILE *f, const char *title)
+{
+	(void)title;
+	return uwprof_pprof_write(r, f);
+}
+
+static int parse_opts(int argc, char **argv, struct report_opts *o)
+{
+	static const struct option opts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "lines", no_argument, NULL, 'l' },
+		{ "folded", no_argument, NULL, 'f' },
+		{ "pprof", required_argument, NULL, 'p' },
+		{ "svg", required_argument, NULL, 'g' },
+		{ "max", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:s:n:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			o->input = optarg;
+			break;
+		case 's':
+			if (!strcmp(optarg, "sym")) {
+				o->by_dso = 0;
+			} else if (!strcmp(optarg, "dso,sym")) {
+				o->by_dso = 1;
+			} else {
+				fprintf(stderr, "uwprof report: --sort takes sym or dso,sym, not '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'l':
+			o->lines = 1;
+			break;
+		case 'f':
+			o->folded = 1;
+			break;
+		case 'p':
+			o->pprof = optarg;
+			break;
+		case 'g':
+			o->svg = optarg;
+			break;
+		case 'n':
+			errno = 0;
+			o->max_rows = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || o->max_rows < 0) {
+				fprintf(stderr, "uwprof report: --max takes a count, not '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'h':
+			return 1;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "uwprof report: unexpected argument '%s'\n",
+			argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int uwprof_cmd_report(int argc, char **argv)
+{
+	struct report_opts o = { .input = "uwprof.data", .max_rows = 0 };
+	struct uwprof_rep r;
+	int ret, err = 0;
+
+	ret = parse_opts(argc, argv, &o);
+	if (ret) {
+		report_usage(ret > 0 ? stdout : stderr);
+		return ret > 0 ? UWPROF_REP_EXIT_OK : UWPROF_REP_EXIT_USAGE;
+	}
+	if (uwprof_rep_load(&r, o.input, o.lines))
+		return UWPROF_REP_EXIT_ERROR;
+	if (o.pprof)
+		err |= write_named(&r, o.pprof, pprof_fn, NULL) != 0;
+	if (o.svg)
+		err |= write_named(&r, o.svg, uwprof_svg_write, o.input) != 0;
+	if (o.folded) {
+		ret = uwprof_folded_write(&r, stdout);
+		if (ret == -ENOMEM)
+			fprintf(stderr, "uwprof: %s: out of memory\n", o.input);
+		err |= ret != 0;
+	} else if (!o.pprof && !o.svg) {
+		if (print_table(&r, &o, stdout)) {
+			fprintf(stderr, "uwprof: %s: out of memory\n", o.input);
+			err = 1;
+		}
+	}
+	err |= uwprof_rep_stdout_done("report") != 0;
+	uwprof_rep_free(&r);
+	return err ? UWPROF_REP_EXIT_ERROR : UWPROF_REP_EXIT_OK;
+}

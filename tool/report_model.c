@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The symbolized sample model (see report_model.h): reads a profile file,
+ * resolves each distinct (mapping snapshot, address) once through the
+ * symbolizer, and keeps every sample as frame indexes. Also the
+ * all-or-nothing output file. Called from the report and script commands.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "profile_file.h"
+#include "report_model.h"
+#include "symbols.h"
+
+/* Open addressing over three 64-bit words; values are indexes. */
+struct rep_slot {
+	uint64_t	k[3];
+	uint32_t	val;
+	uint32_t	used;
+};
+
+struct uwprof_rep_hash {
+	struct rep_slot	*slots;
+	size_t		cap;		/* power of two */
+	size_t		nr;
+};
+
+static uint64_t hash_mix(const uint64_t k[3])
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		h ^= k[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+		h *= 0xff51afd7ed558ccdULL;
+		h ^= h >> 33;
+	}
+	return h;
+}
+
+static struct rep_slot *hash_slot(struct uwprof_rep_hash *h,
+				  const uint64_t k[3])
+{
+	size_t i = hash_mix(k) & (h->cap - 1);
+
+	while (h->slots[i].used && memcmp(h->slots[i].k, k, sizeof(h->slots[i].k)))
+		i = (i + 1) & (h->cap - 1);
+	return &h->slots[i];
+}
+
+static int hash_grow(struct uwprof_rep_hash *h)
+{
+	struct uwprof_rep_hash n = { .cap = h->cap ? h->cap * 2 : 1024 };
+	size_t i;
+
+	n.slots = calloc(n.cap, sizeof(*n.slots));
+	if (!n.slots)
+		return -ENOMEM;
+	for (i = 0; i < h->cap; i++)
+		if (h->slots[i].used)
+			*hash_slot(&n, h->slots[i].k) = h->slots[i];
+	n.nr = h->nr;
+	free(h->slots);
+	*h = n;
+	return 0;
+}
+
+/* The value for k, or -1 after reserving its slot for hash_set(). */
+static long hash_get(struct uwprof_rep_hash *h, const uint64_t k[3],
+		     struct rep_slot **slot)
+{
+	struct rep_slot *s;
+
+	if ((h->nr + 1) * 2 > h->cap && hash_grow(h))
+		return -2;
+	s = hash_slot(h, k);
+	*slot = s;
+	return s->used ? (long)s->val : -1;
+}
+
+static void hash_set(struct uwprof_rep_hash *h, struct rep_slot *s,
+		     const uint64_t k[3], uint32_t val)
+{
+	memcpy(s->k, k, sizeof(s->k));
+	s->val = val;
+	s->used = 1;
+	h->nr++;
+}
+
+static void hash_free(struct uwprof_rep_hash *h)
+{
+	if (h) {
+		free(h->slots);
+		free(h);
+	}
+}
+
+const char *uwprof_rep_basename(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path;
+}
+
+/* Take ownership of a malloc'd string (NULL stays NULL: out of memory). */
+static char *pool_take(struct uwprof_rep *r, char *s)
+{
+	char **v;
+
+	if (!s)
+		return NULL;
+	if (r->nr_pool == r->cap_pool) {
+		size_t nc = r->cap_pool ? r->cap_pool * 2 : 64;
+
+		v = realloc(r->pool, nc * sizeof(*v));
+		if (!v) {
+			free(s);
+			return NULL;
+		}
+		r->pool = v;
+		r->cap_pool = nc;
+	}
+	r->pool[r->nr_pool++] = s;
+	return s;
+}
+
+static char *pool_printf(struct uwprof_rep *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static char *pool_printf(struct uwprof_rep *r, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return n < 0 ? NULL : pool_take(r, s);
+}
+
+/* A name safe for folded stacks: ';' and line breaks removed. */
+static char *folded_name(const char *name, int kernel)
+{
+	size_t n = strlen(name), i, j;
+	char *s = malloc(n + 5);
+
+	if (!s)
+		return NULL;
+	for (i = 0, j = 0; i < n; i++)
+		if (name[i] != ';' && name[i] != '\n' && name[i] != '\r')
+			s[j++] = name[i];
+	if (!j)
+		s[j++] = '?';
+	if (kernel) {
+		memcpy(s + j, "_[k]", 4);
+		j += 4;
+	}
+	s[j] = 0;
+	return s;
+}
+
+static int map_get(struct uwprof_rep *r, const struct uwprof_pf_map *m,
+		   const struct uwprof_pf_object *obj)
+{
+	uint64_t k[3] = { m->start, m->end, m->object_id };
+	struct uwprof_rep_map *v, *e;
+	struct rep_slot *slot;
+	long idx;
+
+	idx = hash_get(r->map_hash, k, &slot);
+	if (idx >= 0)
+		return (int)idx;
+	if (idx == -2)
+		return -ENOMEM;
+	if (r->nr_maps == r->cap_maps) {
+		size_t nc = r->cap_maps ? r->cap_maps * 2 : 64;
+
+		v = realloc(r->maps, nc * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		r->maps = v;
+		r->cap_maps = nc;
+	}
+	e = &r->maps[r->nr_maps];
+	memset(e, 0, sizeof(*e));
+	e->start = m->start;
+	e->end = m->end;
+	e->offset = m->offset;
+	if (obj) {
+		e->path = obj->path;
+		if (!(obj->flags & UWPROF_PF_OBJ_HASH_KEY) &&
+		    obj->build_id_size <= sizeof(e->build_id)) {
+			memcpy(e->build_id, obj->build_id, obj->build_id_size);
+			e->build_id_size = obj->build_id_size;
+		}
+	}
+	hash_set(r->map_hash, slot, k, (uint32_t)r->nr_maps);
+	return (int)r->nr_maps++;
+}
+
+static void frame_kernel(struct uwprof_rep *r, struct uwprof_rep_frame *f,
+			 uint64_t addr)
+{
+	const struct uwprof_pf_ksym *ks;
+	struct uwprof_sym_res res;
+	const char *dso = "[kernel.kallsyms]", *sp, *br;
+
+	f->dso = dso;
+	if (r->have_ksyms == 1) {
+		ks = uwprof_pf_ksym_find(r->pf, addr);
+		if (!ks)
+			return;
+		/* "name" or "name [module]" */
+		sp = strchr(ks->name, ' ');
+		br = sp ? strchr(sp, '[') : NULL;
+		if (sp && br) {
+			f->sym = pool_take(r, strndup(ks->name,
+						      (size_t)(sp - ks->name)));
+			f->dso = pool_take(r, strdup(br));
+			if (!f->dso)
+				f->dso = dso;
+		} else {
+			f->sym = ks->name;
+		}
+		f->sym_start = ks->addr;
+	} else if (r->have_ksyms == 2 &&
+		   !uwprof_syms_kernel_lookup(r->syms, addr, &res, &dso)) {
+		f->sym = res.name;
+		f->sym_start = res.start;
+		f->dso = dso;
+	}
+}
+
+static void frame_user(struct uwprof_rep *r, struct uwprof_rep_frame *f,
+		       const struct uwprof_pf_maps *maps, uint64_t addr_adj)
+{
+	const struct uwprof_pf_object *obj = NULL;
+	const struct uwprof_pf_map *m;
+	const uint8_t *bid = NULL;
+	struct uwprof_sym_res res;
+	size_t bid_size = 0;
+	char err[600];
+	int h;
+
+	m = maps ? uwprof_pf_map_find(maps, f->ip) : NULL;
+	if (!m)
+		return;
+	f->vaddr = f->ip - m->bias;
+	if (m->object_id)
+		obj = uwprof_pf_object_find(r->pf, m->object_id);
+	f->map = map_get(r, m, obj);
+	if (!obj)
+		return;
+	f->dso = obj->path;
+	if (!(obj->flags & UWPROF_PF_OBJ_HASH_KEY)) {
+		bid = obj->build_id;
+		bid_size = obj->build_id_size;
+	}
+	err[0] = 0;
+	if (obj->flags & UWPROF_PF_OBJ_VDSO)
+		h = uwprof_syms_object(r->syms, obj->path, obj->image,
+				       obj->image_size, bid, bid_size, err,
+				       sizeof(err));
+	else
+		h = uwprof_syms_object(r->syms, obj->path, NULL, 0, bid,
+				       bid_size, err, sizeof(err));
+	if (h < 0) {
+		if (err[0])
+			fprintf(stderr,
+				"uwprof: warning: %s: its frames stay unresolved\n",
+				err);
+		return;
+	}
+	if (uwprof_syms_lookup(r->syms, h, addr_adj - m->bias, &res))
+		return;
+	if (res.name) {
+		f->sym = res.name;
+		f->sym_start = res.start + m->bias;
+	}
+	f->file = res.file;
+	f->line = res.line;
+}
+
+/*
+ * The frame of 'ip' in the mapping snapshot 'maps' (user) or the kernel.
+ * Callers' addresses are return addresses: the call is the byte before,
+ * which matters when a call to a noreturn function ends a function.
+ */
+static long frame_get(struct uwprof_rep *r, const struct uwprof_pf_maps *maps,
+		      uint64_t ip, int kernel, int caller)
+{
+	uint64_t k[3] = { kernel ? 0 : (uint64_t)(uintptr_t)maps, ip,
+			  (uint64_t)(caller | kernel << 1) };
+	uint64_t adj = caller && ip ? ip - 1 : ip;
+	struct uwprof_rep_frame *f, *v;
+	struct rep_slot *slot;
+	const char *base;
+	long idx;
+
+	idx = hash_get(r->frame_hash, k, &slot);
+	if (idx >= 0)
+		return idx;
+	if (idx == -2)
+		return -ENOMEM;
+	if (r->nr_frames == r->cap_frames) {
+		size_t nc = r->cap_frames ? r->cap_frames * 2 : 1024;
+
+		v = realloc(r->frames, nc * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		r->frames = v;
+		r->cap_frames = nc;
+	}
+	f = &r->frames[r->nr_frames];
+	memset(f, 0, sizeof(*f));
+	f->ip = ip;
+	f->vaddr = ip;
+	f->kernel = kernel;
+	f->map = -1;
+	if (kernel)
+		frame_kernel(r, f, adj);
+	else
+		frame_user(r, f, maps, adj);
+	base = uwprof_rep_basename(f->dso);
+	if (f->sym) {
+		f->label = strdup(f->sym);
+		f->folded = folded_name(f->sym, kernel);
+	} else if (f->dso) {
+		if (asprintf(&f->label, "%s+0x%llx", base,
+			     (unsigned long long)f->vaddr) < 0)
+			f->label = NULL;
+		/* "[vdso]" and "[kernel.kallsyms]" keep their brackets. */
+		if (asprintf(&f->folded, base[0] == '[' ? "%s%s" : "[%s]%s",
+			     base, kernel ? "_[k]" : "") < 0)
+			f->folded = NULL;
+	} else {
+		f->label = strdup("[unknown]");
+		f->folded = strdup(kernel ? "[unknown]_[k]" : "[unknown]");
+	}
+	if (!f->label || !f->folded) {
+		free(f->label);
+		free(f->folded);
+		return -ENOMEM;
+	}
+	hash_set(r->frame_hash, slot, k, (uint32_t)r->nr_frames);
+	return (long)r->nr_frames++;
+}
+
+/* /proc/kallsyms, when this host lets us read real addresses. */
+static void load_proc_kallsyms(struct uwprof_rep *r)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	size_t len = 0, cap = 0, n;
+	char *buf = NULL, *nb;
+
+	if (!f)
+		return;
+	for (;;) {
+		if (cap - len < 65536) {
+			cap = cap ? cap * 2 : 1 << 20;
+			nb = realloc(buf, cap);
+			if (!nb)
+				goto out;
+			buf = nb;
+		}
+		n = fread(buf + len, 1, cap - len, f);
+		if (!n)
+			break;
+		len += n;
+	}
+	if (!ferror(f) && uwprof_syms_kernel_load(r->syms, buf, len) > 0)
+		r->have_ksyms = 2;
+out:
+	free(buf);
+	fclose(f);
+}
+
+int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines)
+{
+	const struct uwprof_pf_sample *ps;
+	const struct uwprof_pf_maps *maps;
+	struct uwprof_rep_sample *s;
+	char err[600];
+	size_t i, total = 0, used = 0, any_kernel = 0;
+	uint32_t j, n;
+	long fi;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->path = path;
+	r->lines = lines;
+	ret = uwprof_pf_open(path, &r->pf, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "uwprof: %s\n", err);
+		return ret;
+	}
+	r->event = r->pf->hdr.event == UWPROF_PF_EV_CYCLES ? "cycles" :
+		   "cpu-clock";
+	r->syms = uwprof_syms_new(lines);
+	r->frame_hash = calloc(1, sizeof(*r->frame_hash));
+	r->map_hash = calloc(1, sizeof(*r->map_hash));
+	if (!r->syms || !r->frame_hash || !r->map_hash)
+		goto nomem;
+	for (i = 0; i < r->pf->nr_samples; i++) {
+		total += r->pf->samples[i].nr_kernel + r->pf->samples[i].nr_user;
+		any_kernel |= r->pf->samples[i].nr_kernel;
+	}
+	if (r->pf->nr_ksyms)
+		r->have_ksyms = 1;
+	else if (any_kernel)
+		load_proc_kallsyms(r);
+	r->samples = calloc(r->pf->nr_samples ? r->pf->nr_samples : 1,
+			    sizeof(*r->samples));
+	r->chains = malloc((total ? total : 1) * sizeof(*r->chains));
+	if (!r->samples || !r->chains)
+		goto nomem;
+	for (i = 0; i < r->pf->nr_samples; i++) {
+		ps = &r->pf->samples[i];
+		s = &r->samples[i];
+		s->time_ns = ps->time_ns;
+		s->period = ps->period;
+		s->pid = ps->pid;
+		s->tid = ps->tid;
+		s->cpu = ps->cpu;
+		s->flags = ps->flags;
+		s->nr_kernel = ps->nr_kernel;
+		s->nr_user = ps->nr_user;
+		s->comm = uwprof_pf_comm(r->pf, ps->pid, ps->tid);
+		if (!s->comm) {
+			s->comm = pool_printf(r, ":%u", ps->tid);
+			if (!s->comm)
+				goto nomem;
+		}
+		s->frames = r->chains + used;
+		n = s->nr_kernel + s->nr_user;
+		maps = s->nr_user ? uwprof_pf_maps_for(r->pf, ps->pid,
+						       ps->time_ns) : NULL;
+		for (j = 0; j < n; j++) {
+			if (j < s->nr_kernel)
+				fi = frame_get(r, NULL, ps->ips[j], 1, j > 0);
+			else
+				fi = frame_get(r, maps, ps->ips[j], 0,
+					       j > s->nr_kernel);
+			if (fi < 0)
+				goto nomem;
+			s->frames[j] = (uint32_t)fi;
+		}
+		used += n;
+		r->total_period += s->period;
+		r->nr_samples++;
+	}
+	return 0;
+nomem:
+	fprintf(stderr, "uwprof: %s: out of memory\n", path);
+	uwprof_rep_free(r);
+	return -ENOMEM;
+}
+
+void uwprof_rep_free(struct uwprof_rep *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nr_frames; i++) {
+		free(r->frames[i].label);
+		free(r->frames[i].folded);
+	}
+	free(r->frames);
+	for (i = 0; i < r->nr_pool; i++)
+		free(r->pool[i]);
+	free(r->pool);
+	free(r->maps);
+	free(r->samples);
+	free(r->chains);
+	hash_free(r->frame_hash);
+	hash_free(r->map_hash);
+	uwprof_syms_free(r->syms);
+	uwprof_pf_close(r->pf);
+	memset(r, 0, sizeof(*r));
+}
+
+int uwprof_rep_out_open(struct uwprof_rep_out *o, const char *path)
+{
+	mode_t mask;
+	int fd, err;
+
+	memset(o, 0, sizeof(*o));
+	o->path = strdup(path);
+	if (!o->path || asprintf(&o->tmp, "%s.tmp.XXXXXX", path) < 0) {
+		free(o->path);
+		o->tmp = NULL;
+		fprintf(stderr, "uwprof: %s: out of memory\n", path);
+		return -ENOMEM;
+	}
+	fd = mkstemp(o->tmp);
+	if (fd < 0) {
+		err = errno;
+		fprintf(stderr, "uwprof: %s: cannot create a temporary file next to it: %s\n",
+			path, strerror(err));
+		free(o->path);
+		free(o->tmp);
+		return -err;
+	}
+	/* mkstemp makes it 0600: give it what open(2) would have. */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask))
+		goto fail;
+	o->f = fdopen(fd, "w");
+	if (!o->f) {
+fail:
+		err = errno;
+		close(fd);
+		unlink(o->tmp);
+		fprintf(stderr, "uwprof: %s: %s\n", path, strerror(err));
+		free(o->path);
+		free(o->tmp);
+		return -err;
+	}
+	return 0;
+}
+
+static void out_release(struct uwprof_rep_out *o)
+{
+	free(o->path);
+	free(o->tmp);
+	memset(o, 0, sizeof(*o));
+}
+
+int uwprof_rep_out_commit(struct uwprof_rep_out *o)
+{
+	int err = 0;
+
+	if (fflush(o->f) || ferror(o->f))
+		err = errno ? errno : EIO;
+	if (!err && fsync(fileno(o->f)))
+		err = errno;
+	if (fclose(o->f) && !err)
+		err = errno ? errno : EIO;
+	o->f = NULL;
+	if (!err && rename(o->tmp, o->path))
+		err = errno;
+	if (err) {
+		unlink(o->tmp);
+		fprintf(stderr, "uwprof: %s: write failed, nothing written: %s\n",
+			o->path, strerror(err));
+	}
+	out_release(o);
+	return -err;
+}
+
+void uwprof_rep_out_abort(struct uwprof_rep_out *o)
+{
+	if (o->f)
+		fclose(o->f);
+	if (o->tmp)
+		unlink(o->tmp);
+	out_release(o);
+}
+
+int uwprof_rep_stdout_done(const char *what)
+{
+	int err = 0;
+
+	if (fflush(stdout) || ferror(stdout))
+		err = errno ? errno : EIO;
+	if (err) {
+		fprintf(stderr, "uwprof: %s: writing to standard output: %s\n",
+			what, strerror(err));
+		return -err;
+	}
+	return 0;
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The symbolized sample model the reporting commands share: a profile file
+ * (profile_file.h) read, every sampled address resolved once to a frame
+ * (symbol, object, offset, optional file:line), and every sample turned
+ * into a leaf-first list of frame indexes. The output writers (report
+ * table, perf-script text, folded stacks, pprof, SVG) only read it. Also
+ * the output-file helper that writes to a temporary name and renames, so a
+ * failed write never leaves a partial file under the final name.
+ * Called from the report and script commands; single-threaded.
+ */
+#ifndef UWPROF_TOOL_REPORT_MODEL_H
+#define UWPROF_TOOL_REPORT_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct uwprof_pf;
+struct uwprof_syms;
+
+/* Exit codes of report and script (documented in uwprof(1)). */
+#define UWPROF_REP_EXIT_OK	0
+#define UWPROF_REP_EXIT_ERROR	1	/* bad/corrupt input, output I/O */
+#define UWPROF_REP_EXIT_USAGE	2	/* bad command line */
+
+/* A mapping, for pprof's mapping table. */
+struct uwprof_rep_map {
+	uint64_t	start;
+	uint64_t	end;
+	uint64_t	offset;		/* file offset of start */
+	const char	*path;		/* NULL: anonymous code */
+	uint8_t		build_id[20];
+	uint32_t	build_id_size;
+};
+
+struct uwprof_rep_frame {
+	uint64_t	ip;		/* runtime address as sampled */
+	uint64_t	vaddr;		/* object address (ip - bias); ip for kernel */
+	uint64_t	sym_start;	/* runtime address of the symbol */
+	const char	*sym;		/* demangled name, NULL: unresolved */
+	const char	*dso;		/* object path, "[kernel.kallsyms]", "[vdso]",
+					 * or NULL when no mapping holds ip */
+	const char	*file;		/* with --lines */
+	unsigned int	line;
+	int		kernel;
+	int		map;		/* index into maps[], -1: none */
+	char		*label;		/* report/pprof name: sym, or dso+0xoff,
+					 * or [unknown] */
+	char		*folded;	/* folded/SVG name: sym without ';' and
+					 * newlines, or [dso basename], or
+					 * [unknown]; kernel ones end in _[k] */
+};
+
+struct uwprof_rep_sample {
+	uint64_t	time_ns;
+	uint64_t	period;
+	uint32_t	pid;
+	uint32_t	tid;
+	uint32_t	cpu;
+	uint32_t	flags;
+	uint32_t	nr_kernel;
+	uint32_t	nr_user;
+	const char	*comm;		/* never NULL */
+	uint32_t	*frames;	/* nr_kernel + nr_user, leaf first, kernel
+					 * frames first (as in the file) */
+};
+
+struct uwprof_rep_hash;
+
+struct uwprof_rep {
+	const char	*path;		/* the profile, for messages */
+	struct uwprof_pf *pf;
+	struct uwprof_syms *syms;
+	int		lines;
+	int		verbose;
+	const char	*event;		/* "cpu-clock" or "cycles" */
+	struct uwprof_rep_sample *samples;
+	size_t		nr_samples;
+	struct uwprof_rep_frame *frames;
+	size_t		nr_frames;
+	size_t		cap_frames;
+	struct uwprof_rep_map *maps;
+	size_t		nr_maps;
+	size_t		cap_maps;
+	uint32_t	*chains;	/* storage of every sample's frames[] */
+	char		**pool;		/* owned strings: names, ":tid" comms */
+	size_t		nr_pool;
+	size_t		cap_pool;
+	struct uwprof_rep_hash *frame_hash;
+	struct uwprof_rep_hash *map_hash;
+	uint64_t	total_period;
+	int		have_ksyms;	/* 1: file's KSYMS, 2: /proc/kallsyms */
+};
+
+/*
+ * Open the profile at 'path' and symbolize it. Returns 0, or a negative
+ * errno after printing one line on stderr (naming the file, and for a
+ * corrupt file the record and byte offset).
+ */
+int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines);
+void uwprof_rep_free(struct uwprof_rep *r);
+
+/* The basename of a path (the part after the last '/'). */
+const char *uwprof_rep_basename(const char *path);
+
+/*
+ * Output to a named file, all or nothing: written to "<path>.tmp.XXXXXX"
+ * in the same directory, flushed, fsync'ed and renamed over 'path' by
+ * uwprof_rep_out_commit(); on any failure the temporary file is removed,
+ * one line naming 'path' is printed, and a negative errno returned.
+ */
+struct uwprof_rep_out {
+	FILE		*f;
+	char		*path;
+	char		*tmp;
+};
+
+int uwprof_rep_out_open(struct uwprof_rep_out *o, const char *path);
+int uwprof_rep_out_commit(struct uwprof_rep_out *o);
+void uwprof_rep_out_abort(struct uwprof_rep_out *o);
+
+/* Flush stdout and report a write error (disk full, closed pipe). */
+int uwprof_rep_stdout_done(const char *what);
+
+#endif /* UWPROF_TOOL_REPORT_MODEL_H */

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * 'uwprof script': one block per sample, as 'perf script' prints a
+ * call-graph profile:
+ *
+ *	comm tid [cpu] sec.usec: period event:
+ *	\t<ip, %16llx> sym+0xoff (dso)
+ *	...				(leaf first, kernel frames first)
+ *	<blank line>
+ *
+ * An unresolved frame prints "[unknown]" for the symbol, and for the dso
+ * when no mapping holds the address.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report_model.h"
+#include "script.h"
+
+static void script_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: uwprof script [-i FILE] [--lines]\n"
+		"  Print every sample of a profile in 'perf script' layout:\n"
+		"  'comm tid [cpu] sec.usec: period event:', then one line per\n"
+		"  frame, leaf first: tab, ip, sym+0xoff, (dso); a blank line\n"
+		"  ends each sample.\n"
+		"  -i, --input FILE  the profile (default uwprof.data)\n"
+		"  --lines           add ' file:line' to frames with line info\n"
+		"  exit: 0 ok, 1 unreadable or corrupt input or write error,\n"
+		"        2 usage\n");
+}
+
+static int script_print(const struct uwprof_rep *r, FILE *f, int lines)
+{
+	const struct uwprof_rep_sample *s;
+	const struct uwprof_rep_frame *fr;
+	size_t i;
+	uint32_t j;
+
+	for (i = 0; i < r->nr_samples; i++) {
+		s = &r->samples[i];
+		fprintf(f, "%s %u [%03u] %llu.%06llu: %llu %s:\n", s->comm,
+			s->tid, s->cpu,
+			(unsigned long long)(s->time_ns / 1000000000ULL),
+			(unsigned long long)(s->time_ns % 1000000000ULL / 1000),
+			(unsigned long long)s->period, r->event);
+		for (j = 0; j < s->nr_kernel + s->nr_user; j++) {
+			fr = &r->frames[s->frames[j]];
+			fprintf(f, "\t%16llx ", (unsigned long long)fr->ip);
+			if (fr->sym)
+				fprintf(f, "%s+0x%llx", fr->sym,
+					(unsigned long long)(fr->ip - fr->sym_start));
+			else
+				fputs("[unknown]", f);
+			fprintf(f, " (%s)", fr->dso ? fr->dso : "[unknown]");
+			if (lines && fr->file)
+				fprintf(f, " %s:%u", fr->file, fr->line);
+			fputc('\n', f);
+		}
+		if (fputc('\n', f) == EOF)
+			return -1;
+	}
+	return 0;
+}
+
+int uwprof_cmd_script(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "lines", no_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *input = "uwprof.data";
+	struct uwprof_rep r;
+	int c, lines = 0, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			input = optarg;
+			break;
+		case 'l':
+			lines = 1;
+			break;
+		case 'h':
+			script_usage(stdout);
+			return UWPROF_REP_EXIT_OK;
+		default:
+			script_usage(stderr);
+			return UWPROF_REP_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "uwprof script: unexpected argument '%s'\n",
+			argv[optind]);
+		script_usage(stderr);
+		return UWPROF_REP_EXIT_USAGE;
+	}
+	if (uwprof_rep_load(&r, input, lines))
+		return UWPROF_REP_EXIT_ERROR;
+	script_print(&r, stdout, lines);
+	ret = uwprof_rep_stdout_done("script");
+	uwprof_rep_free(&r);
+	return ret ? UWPROF_REP_EXIT_ERROR : UWPROF_REP_EXIT_OK;
+}

@@ -1,0 +1,721 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Symbolizer (see symbols.h): per-object sorted symbol arrays built from
+ * ELF symbol tables, separate debug files, libdw line tables, and the
+ * kernel's kallsyms text. Called from the report and script commands.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <elfutils/libdw.h>
+#include <gelf.h>
+#include <libiberty/demangle.h>
+
+#include "elf_file.h"
+#include "symbols.h"
+#include "table.h"
+
+struct sym_ent {
+	uint64_t	addr;
+	uint64_t	size;		/* 0: unsized */
+	char		*name;		/* demangled, owned */
+	int		sec;		/* index into obj->secs, -1: none */
+	int		rank;		/* higher wins among equal addresses */
+};
+
+/* An executable section: unsized symbols do not reach past its end. */
+struct sym_sec {
+	uint64_t	lo;
+	uint64_t	hi;
+};
+
+#define SYM_MAX_SECS	64
+
+struct sym_obj {
+	char		*path;
+	int		failed;		/* negative errno: tried and unusable */
+	uint8_t		key_id[UWPROF_ELF_MAX_BUILD_ID];	/* as asked */
+	size_t		key_id_size;
+	uint8_t		build_id[UWPROF_ELF_MAX_BUILD_ID];	/* as found */
+	size_t		build_id_size;
+	struct sym_ent	*syms;
+	size_t		nr_syms;
+	struct sym_sec	secs[SYM_MAX_SECS];
+	int		nr_secs;
+	/* libdw state for --lines: the ELF it reads must outlive it. */
+	struct uwprof_elf *line_elf;
+	Dwarf		*dwarf;
+	char		**files;	/* interned source paths */
+	size_t		nr_files;
+};
+
+struct ksym {
+	uint64_t	addr;
+	char		*name;
+	const char	*dso;		/* interned "[kernel.kallsyms]" / "[mod]" */
+};
+
+struct uwprof_syms {
+	int		lines;
+	struct sym_obj	*objs;
+	size_t		nr_objs;
+	struct ksym	*ksyms;
+	size_t		nr_ksyms;
+	char		**kdsos;	/* distinct module names */
+	size_t		nr_kdsos;
+};
+
+struct uwprof_syms *uwprof_syms_new(int lines)
+{
+	struct uwprof_syms *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->lines = lines;
+	return s;
+}
+
+static void obj_release(struct sym_obj *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->nr_syms; i++)
+		free(o->syms[i].name);
+	free(o->syms);
+	for (i = 0; i < o->nr_files; i++)
+		free(o->files[i]);
+	free(o->files);
+	if (o->dwarf)
+		dwarf_end(o->dwarf);
+	uwprof_elf_close(o->line_elf);
+	free(o->path);
+}
+
+void uwprof_syms_free(struct uwprof_syms *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nr_objs; i++)
+		obj_release(&s->objs[i]);
+	free(s->objs);
+	for (i = 0; i < s->nr_ksyms; i++)
+		free(s->ksyms[i].name);
+	free(s->ksyms);
+	for (i = 0; i < s->nr_kdsos; i++)
+		free(s->kdsos[i]);
+	free(s->kdsos);
+	free(s);
+}
+
+char *uwprof_syms_demangle(const char *name)
+{
+	char *d;
+
+	if (!name || name[0] != '_')
+		return NULL;
+	/*
+	 * Rust first: its legacy scheme is valid Itanium mangling too, and
+	 * only the Rust demangler drops the trailing hash. It declines
+	 * names that are not Rust, so C++ falls through.
+	 */
+	if (name[1] == 'R' || name[1] == 'Z') {
+		d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_RUST);
+		if (d)
+			return d;
+	}
+	if (name[1] == 'Z')
+		return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI |
+				      DMGL_GNU_V3);
+	return NULL;
+}
+
+static int ent_cmp(const void *a, const void *b)
+{
+	const struct sym_ent *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* Best first among equal addresses. */
+	if (x->rank != y->rank)
+		return x->rank > y->rank ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void obj_add_secs(struct sym_obj *o, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)) && o->nr_secs < SYM_MAX_SECS) {
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_EXECINSTR) ||
+		    !(sh.sh_flags & SHF_ALLOC) || !sh.sh_size)
+			continue;
+		o->secs[o->nr_secs].lo = sh.sh_addr;
+		o->secs[o->nr_secs].hi = sh.sh_addr + sh.sh_size;
+		o->nr_secs++;
+	}
+}
+
+static int obj_sec_of(const struct sym_obj *o, uint64_t addr)
+{
+	int i;
+
+	for (i = 0; i < o->nr_secs; i++)
+		if (addr >= o->secs[i].lo && addr < o->secs[i].hi)
+			return i;
+	return -1;
+}
+
+/*
+ * Append the function symbols of one table. Code symbols without a type
+ * (hand-written assembly) count too; mapping symbols ($x, $d) and local
+ * labels do not. Returns 0 or -ENOMEM.
+ */
+static int obj_read_symtab(struct sym_obj *o, Elf *elf, Elf_Scn *scn,
+			   size_t *cap, int from_dynsym)
+{
+	GElf_Shdr sh;
+	Elf_Data *d;
+	GElf_Sym sym;
+	size_t i, n;
+	const char *name;
+	struct sym_ent *e;
+	int type, bind;
+
+	if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize)
+		return 0;
+	d = elf_getdata(scn, NULL);
+	if (!d)
+		return 0;
+	n = sh.sh_size / sh.sh_entsize;
+	for (i = 1; i < n; i++) {
+		if (!gelf_getsym(d, (int)i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		bind = GELF_ST_BIND(sym.st_info);
+		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
+			continue;
+		if (type != STT_FUNC && type != STT_GNU_IFUNC &&
+		    type != STT_NOTYPE)
+			continue;
+		name = elf_strptr(elf, sh.sh_link, sym.st_name);
+		if (!name || !*name || name[0] == '$' ||
+		    !strncmp(name, ".L", 2))
+			continue;
+		if (type == STT_NOTYPE && obj_sec_of(o, sym.st_value) < 0)
+			continue;
+		if (o->nr_syms == *cap) {
+			size_t nc = *cap ? *cap * 2 : 256;
+
+			e = realloc(o->syms, nc * sizeof(*e));
+			if (!e)
+				return -ENOMEM;
+			o->syms = e;
+			*cap = nc;
+		}
+		e = &o->syms[o->nr_syms];
+		e->addr = sym.st_value;
+		e->size = sym.st_size;
+		e->sec = obj_sec_of(o, sym.st_value);
+		/* Prefer sized, typed, global, and .symtab over .dynsym. */
+		e->rank = (sym.st_size ? 8 : 0) + (type != STT_NOTYPE ? 4 : 0) +
+			  (bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0) -
+			  (from_dynsym ? 1 : 0);
+		e->name = uwprof_syms_demangle(name);
+		if (!e->name)
+			e->name = strdup(name);
+		if (!e->name)
+			return -ENOMEM;
+		o->nr_syms++;
+	}
+	return 0;
+}
+
+static int obj_read_syms(struct sym_obj *o, Elf *elf, int want,
+			 size_t *cap)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int ret;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != (unsigned int)want)
+			continue;
+		ret = obj_read_symtab(o, elf, scn, cap, want == SHT_DYNSYM);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int has_section(Elf *elf, unsigned int type, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx;
+	const char *n;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (type && sh.sh_type == type)
+			return 1;
+		if (name) {
+			n = elf_strptr(elf, shstrndx, sh.sh_name);
+			if (n && !strcmp(n, name) && sh.sh_type != SHT_NOBITS)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+static int debug_try(const struct uwprof_elf *e, const char *cand,
+		     struct uwprof_elf **out)
+{
+	struct uwprof_elf *d;
+	char err[UWPROF_ERR_LEN];
+
+	if (access(cand, R_OK) || uwprof_elf_open(cand, &d, err, sizeof(err)))
+		return -ENOENT;
+	if (d->arch != e->arch ||
+	    (e->build_id_size && (d->build_id_size != e->build_id_size ||
+				  memcmp(d->build_id, e->build_id,
+					 e->build_id_size)))) {
+		uwprof_elf_close(d);
+		return -ENOENT;
+	}
+	*out = d;
+	return 0;
+}
+
+/*
+ * The separate debug file of 'e': by build-id under the debug directory
+ * ($UWPROF_DEBUG_DIR, else /usr/lib/debug), then by .gnu_debuglink next to
+ * the object, in its .debug/, and under the debug directory - the same
+ * places, in the same order, the table compiler searches. The debug file
+ * must carry the same build-id when the object has one.
+ */
+static int debug_find(const struct uwprof_elf *e, struct uwprof_elf **out)
+{
+	char cand[PATH_MAX * 2], *real, *slash;
+	const char *root = getenv("UWPROF_DEBUG_DIR");
+	size_t i, n;
+	int ret = -ENOENT;
+
+	if (!root || !*root)
+		root = "/usr/lib/debug";
+	if (e->build_id_size >= 2) {
+		n = snprintf(cand, sizeof(cand), "%s/.build-id/%02x/", root,
+			     e->build_id[0]);
+		for (i = 1; i < e->build_id_size && n + 3 < sizeof(cand); i++)
+			n += snprintf(cand + n, sizeof(cand) - n, "%02x",
+				      e->build_id[i]);
+		snprintf(cand + n, sizeof(cand) - n, ".debug");
+		if (!debug_try(e, cand, out))
+			return 0;
+	}
+	if (!e->has_debuglink || strchr(e->debuglink, '/'))
+		return -ENOENT;
+	real = realpath(e->path, NULL);
+	if (!real)
+		return -ENOENT;
+	slash = strrchr(real, '/');
+	if (!slash)
+		goto free_real;
+	*slash = 0;
+	for (i = 0; i < 3 && ret; i++) {
+		if (i == 0 && !strcmp(slash + 1, e->debuglink))
+			continue;
+		if (i == 0)
+			snprintf(cand, sizeof(cand), "%s/%s", real, e->debuglink);
+		else if (i == 1)
+			snprintf(cand, sizeof(cand), "%s/.debug/%s", real,
+				 e->debuglink);
+		else
+			snprintf(cand, sizeof(cand), "%s%s/%s", root, real,
+				 e->debuglink);
+		ret = debug_try(e, cand, out);
+	}
+free_real:
+	free(real);
+	return ret;
+}
+
+/* Keep the best symbol per address; sort for binary search. */
+static void obj_finish(struct sym_obj *o)
+{
+	size_t i, j;
+
+	if (!o->nr_syms)
+		return;
+	qsort(o->syms, o->nr_syms, sizeof(*o->syms), ent_cmp);
+	for (i = 1, j = 0; i < o->nr_syms; i++) {
+		if (o->syms[i].addr == o->syms[j].addr) {
+			/* An alias: the better one (sorted first) stays. */
+			if (!o->syms[j].size)
+				o->syms[j].size = o->syms[i].size;
+			free(o->syms[i].name);
+			continue;
+		}
+		o->syms[++j] = o->syms[i];
+	}
+	o->nr_syms = j + 1;
+}
+
+static int obj_load(struct uwprof_syms *s, struct sym_obj *o,
+		    const void *image, size_t size, char *err, size_t errlen)
+{
+	struct uwprof_elf *e = NULL, *dbg = NULL;
+	char msg[UWPROF_ERR_LEN];
+	size_t cap = 0;
+	int ret;
+
+	if (image)
+		ret = uwprof_elf_open_mem(image, size, o->path, &e, msg,
+					  sizeof(msg));
+	else
+		ret = uwprof_elf_open(o->path, &e, msg, sizeof(msg));
+	if (ret) {
+		if (err)
+			snprintf(err, errlen, "%s", msg);
+		return ret;
+	}
+	memcpy(o->build_id, e->build_id, e->build_id_size);
+	o->build_id_size = e->build_id_size;
+	if (o->key_id_size && (o->key_id_size != e->build_id_size ||
+			       memcmp(o->key_id, e->build_id, o->key_id_size))) {
+		if (err)
+			snprintf(err, errlen,
+				 "%s: build-id differs from the recorded one (file replaced since recording)",
+				 o->path);
+		uwprof_elf_close(e);
+		return -ESTALE;
+	}
+	obj_add_secs(o, e->elf);
+	if (!image && (!has_section(e->elf, SHT_SYMTAB, NULL) ||
+		       (s->lines && !has_section(e->elf, 0, ".debug_info"))))
+		debug_find(e, &dbg);
+	ret = obj_read_syms(o, e->elf, SHT_SYMTAB, &cap);
+	if (!ret && dbg)
+		ret = obj_read_syms(o, dbg->elf, SHT_SYMTAB, &cap);
+	if (!ret)
+		ret = obj_read_syms(o, e->elf, SHT_DYNSYM, &cap);
+	if (ret) {
+		if (err)
+			snprintf(err, errlen, "%s: out of memory", o->path);
+		goto close;
+	}
+	obj_finish(o);
+	if (s->lines) {
+		struct uwprof_elf **le = dbg &&
+			has_section(dbg->elf, 0, ".debug_info") ? &dbg : &e;
+
+		o->dwarf = dwarf_begin_elf((*le)->elf, DWARF_C_READ, NULL);
+		if (o->dwarf) {
+			o->line_elf = *le;
+			*le = NULL;
+		}
+	}
+close:
+	uwprof_elf_close(dbg);
+	uwprof_elf_close(e);
+	return ret;
+}
+
+int uwprof_syms_object(struct uwprof_syms *s, const char *path,
+		       const void *image, size_t size,
+		       const uint8_t *build_id, size_t build_id_size,
+		       char *err, size_t errlen)
+{
+	struct sym_obj *o;
+	size_t i;
+	int ret;
+
+	if (build_id_size > UWPROF_ELF_MAX_BUILD_ID)
+		build_id_size = UWPROF_ELF_MAX_BUILD_ID;
+	for (i = 0; i < s->nr_objs; i++) {
+		o = &s->objs[i];
+		if (strcmp(o->path, path) || o->key_id_size != build_id_size ||
+		    memcmp(o->key_id, build_id, build_id_size))
+			continue;
+		/* Reported when first tried: an empty message now. */
+		if (o->failed && err && errlen)
+			err[0] = 0;
+		return o->failed ? o->failed : (int)i;
+	}
+	o = realloc(s->objs, (s->nr_objs + 1) * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	s->objs = o;
+	o = &s->objs[s->nr_objs];
+	memset(o, 0, sizeof(*o));
+	o->path = strdup(path);
+	if (!o->path)
+		return -ENOMEM;
+	if (build_id_size)
+		memcpy(o->key_id, build_id, build_id_size);
+	o->key_id_size = build_id_size;
+	s->nr_objs++;
+	ret = obj_load(s, o, image, size, err, errlen);
+	if (ret) {
+		o->failed = ret;
+		return ret;
+	}
+	return (int)(s->nr_objs - 1);
+}
+
+const uint8_t *uwprof_syms_build_id(struct uwprof_syms *s, int obj,
+				    size_t *size)
+{
+	if (obj < 0 || (size_t)obj >= s->nr_objs) {
+		*size = 0;
+		return NULL;
+	}
+	*size = s->objs[obj].build_id_size;
+	return s->objs[obj].build_id;
+}
+
+/* Rightmost entry with addr <= a, or -1. */
+static long sym_search(const struct sym_ent *v, size_t n, uint64_t a)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].addr <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (long)lo - 1;
+}
+
+/* Nested symbols are rare and shallow: look back this far for a cover. */
+#define SYM_COVER_LOOKBACK	16
+
+static const struct sym_ent *obj_find(const struct sym_obj *o, uint64_t a)
+{
+	long i = sym_search(o->syms, o->nr_syms, a), k;
+	const struct sym_ent *e;
+
+	if (i < 0)
+		return NULL;
+	for (k = i; k >= 0 && k > i - SYM_COVER_LOOKBACK; k--) {
+		e = &o->syms[k];
+		if (e->size && a - e->addr < e->size)
+			return e;
+	}
+	/*
+	 * No sized symbol covers it: the nearest preceding unsized one,
+	 * provided no section boundary lies between them.
+	 */
+	e = &o->syms[i];
+	if (!e->size && e->sec >= 0 && e->sec == obj_sec_of(o, a))
+		return e;
+	return NULL;
+}
+
+static const char *obj_intern_file(struct sym_obj *o, const char *f)
+{
+	char **v;
+	size_t i;
+
+	for (i = 0; i < o->nr_files; i++)
+		if (!strcmp(o->files[i], f))
+			return o->files[i];
+	v = realloc(o->files, (o->nr_files + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	o->files = v;
+	v[o->nr_files] = strdup(f);
+	if (!v[o->nr_files])
+		return NULL;
+	return v[o->nr_files++];
+}
+
+static void obj_line(struct sym_obj *o, uint64_t a, struct uwprof_sym_res *r)
+{
+	Dwarf_Die cu, *cup = NULL;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	Dwarf_Line *l;
+	const char *f;
+	int line;
+
+	if (dwarf_addrdie(o->dwarf, a, &cu))
+		cup = &cu;
+	/* Without (or outside) .debug_aranges: ask each unit. */
+	while (!cup && !dwarf_nextcu(o->dwarf, off, &next, &hsize, NULL,
+				     NULL, NULL)) {
+		if (dwarf_offdie(o->dwarf, off + hsize, &cu) &&
+		    dwarf_haspc(&cu, a) > 0)
+			cup = &cu;
+		off = next;
+	}
+	if (!cup)
+		return;
+	l = dwarf_getsrc_die(cup, a);
+	if (!l || dwarf_lineno(l, &line) || line <= 0)
+		return;
+	f = dwarf_linesrc(l, NULL, NULL);
+	if (!f)
+		return;
+	r->file = obj_intern_file(o, f);
+	r->line = r->file ? (unsigned int)line : 0;
+}
+
+int uwprof_syms_lookup(struct uwprof_syms *s, int obj, uint64_t addr,
+		       struct uwprof_sym_res *res)
+{
+	struct sym_obj *o;
+	const struct sym_ent *e;
+
+	memset(res, 0, sizeof(*res));
+	if (obj < 0 || (size_t)obj >= s->nr_objs || s->objs[obj].failed)
+		return -EINVAL;
+	o = &s->objs[obj];
+	e = obj_find(o, addr);
+	if (e) {
+		res->name = e->name;
+		res->start = e->addr;
+	}
+	if (o->dwarf)
+		obj_line(o, addr, res);
+	return 0;
+}
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static const char *kdso_intern(struct uwprof_syms *s, const char *mod,
+			       size_t len)
+{
+	char **v, *n;
+	size_t i;
+
+	for (i = 0; i < s->nr_kdsos; i++)
+		if (strlen(s->kdsos[i]) == len + 2 &&
+		    !strncmp(s->kdsos[i] + 1, mod, len))
+			return s->kdsos[i];
+	v = realloc(s->kdsos, (s->nr_kdsos + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	s->kdsos = v;
+	n = malloc(len + 3);
+	if (!n)
+		return NULL;
+	n[0] = '[';
+	memcpy(n + 1, mod, len);
+	n[len + 1] = ']';
+	n[len + 2] = 0;
+	v[s->nr_kdsos++] = n;
+	return n;
+}
+
+int uwprof_syms_kernel_load(struct uwprof_syms *s, const char *text,
+			    size_t len)
+{
+	const char *p = text, *end = text + len, *nl, *q, *name, *mod;
+	size_t cap = 0, nlen, mlen;
+	unsigned long long addr;
+	int nonzero = 0;
+	struct ksym *v;
+	char *stop;
+	const char *dso;
+
+	while (p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		addr = strtoull(p, &stop, 16);
+		q = stop;
+		/* "addr t name" at least: type letter between blanks. */
+		if (q == p || q + 3 > nl || q[0] != ' ' || q[2] != ' ' ||
+		    !strchr("tTwW", q[1]))
+			goto next;
+		name = q + 3;
+		for (nlen = 0; name + nlen < nl && name[nlen] != '\t' &&
+		     name[nlen] != ' '; nlen++)
+			;
+		if (!nlen)
+			goto next;
+		mod = name + nlen;
+		while (mod < nl && (*mod == '\t' || *mod == ' '))
+			mod++;
+		if (mod < nl && *mod == '[') {
+			mod++;
+			for (mlen = 0; mod + mlen < nl && mod[mlen] != ']'; mlen++)
+				;
+			dso = kdso_intern(s, mod, mlen);
+		} else {
+			dso = kdso_intern(s, "kernel.kallsyms", 15);
+		}
+		if (!dso)
+			return -ENOMEM;
+		if (s->nr_ksyms == cap) {
+			cap = cap ? cap * 2 : 4096;
+			v = realloc(s->ksyms, cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			s->ksyms = v;
+		}
+		v = &s->ksyms[s->nr_ksyms];
+		v->addr = addr;
+		v->dso = dso;
+		v->name = strndup(name, nlen);
+		if (!v->name)
+			return -ENOMEM;
+		s->nr_ksyms++;
+		nonzero |= addr != 0;
+next:
+		p = nl + 1;
+	}
+	if (!nonzero) {
+		while (s->nr_ksyms)
+			free(s->ksyms[--s->nr_ksyms].name);
+		return 0;
+	}
+	qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), ksym_cmp);
+	return (int)(s->nr_ksyms > INT_MAX ? INT_MAX : s->nr_ksyms);
+}
+
+/* kallsyms has no sizes: past the last symbol, this much still counts. */
+#define KSYM_TAIL	0x100000ULL
+
+int uwprof_syms_kernel_lookup(struct uwprof_syms *s, uint64_t addr,
+			      struct uwprof_sym_res *res, const char **dso)
+{
+	size_t lo = 0, hi = s->nr_ksyms, mid;
+
+	memset(res, 0, sizeof(*res));
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (s->ksyms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || (lo == s->nr_ksyms &&
+		    addr - s->ksyms[lo - 1].addr > KSYM_TAIL))
+		return -ENOENT;
+	res->name = s->ksyms[lo - 1].name;
+	res->start = s->ksyms[lo - 1].addr;
+	*dso = s->ksyms[lo - 1].dso;
+	return 0;
+}
