@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "record.h"
 #include "report.h"
 #include "script.h"
 #include "table_cmd.h"
@@ -23,6 +24,10 @@ static int cmd_help(int argc, char **argv);
 static const struct uwprof_cmd cmds[] = {
 	{ "table", uwprof_cmd_table,
 	  "compile an object's unwind info into a table (text or blob)" },
+	{ "record", uwprof_cmd_record,
+	  "sample call stacks of a command, processes or the system to a file" },
+	{ "status", uwprof_cmd_status,
+	  "is the module loaded; its ABI, capabilities, limits and counters" },
 	{ "report", uwprof_cmd_report,
 	  "top functions, folded stacks, pprof or SVG flamegraph of a profile" },
 	{ "script", uwprof_cmd_script,

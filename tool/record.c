@@ -1,0 +1,1458 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * 'uwprof record': profiles a command, a set of processes or the whole
+ * system into a profile file (profile_file.h).
+ *
+ * It compiles (or takes from the cache) the unwind table of every object
+ * the profiled processes map, uploads tables and per-process mappings to
+ * the module, starts sampling, and then follows the rings: samples go to
+ * the file; UNKNOWN_MAP and EXIT records make it re-read a process's
+ * mappings (dlopen, exec, new threads' first samples, new processes) and
+ * upload what is missing. Everything the report needs after the processes
+ * are gone (objects, build-ids, mapping snapshots, the vDSO image, kernel
+ * symbols) goes into the file too.
+ *
+ * The module filters by a fixed pid list given at START, and a command's
+ * children are not known then; so a command is profiled system-wide and
+ * samples are kept only for the command's process tree (this process is
+ * made a child subreaper so orphaned descendants stay in the tree).
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "procmaps.h"
+#include "profile_file.h"
+#include "record.h"
+#include "table.h"
+#include "tablecache.h"
+
+#define REC_DEFAULT_FREQ	999
+#define REC_DEFAULT_DEPTH	512
+#define REC_REFRESH_MIN_NS	20000000ULL	/* per process, between re-reads */
+
+enum rec_mode { MODE_NONE, MODE_CMD, MODE_PIDS, MODE_ALL };
+
+struct rec_opts {
+	int		mode;
+	uint32_t	freq;
+	uint32_t	depth;
+	uint32_t	ring_pages;
+	double		duration;	/* seconds, 0: until stopped */
+	int		kernel;
+	int		no_fp;
+	int		event;		/* enum uwprof_pf_event, 0: default */
+	int		quiet;
+	const char	*output;
+	const char	*cache_dir;
+	uint32_t	*pids;
+	uint32_t	nr_pids;
+	char		**cmd;
+};
+
+struct rec_obj {
+	uint64_t	id;
+	uint32_t	dev_major, dev_minor;
+	uint64_t	inode;
+	int		vdso;
+	int		no_table;
+	struct uwprof_elf_info info;
+	int		has_info;
+	char		*path;
+};
+
+struct rec_proc {
+	uint32_t	pid;
+	int		ours;		/* 1 profiled, 0 not, -1 not decided */
+	int		refresh;	/* re-read and upload its mappings */
+	int		gone;
+	uint64_t	last_read_ns;
+	struct uwprof_map *maps;	/* as last uploaded */
+	uint32_t	nr_maps;
+};
+
+/* Open-addressing set of 64-bit keys (tids seen, kernel ips hit). */
+struct u64set {
+	uint64_t	*v;		/* 0 marks a free slot; keys are never 0 */
+	size_t		cap, n;
+};
+
+struct recorder {
+	struct rec_opts	o;
+	struct uwprof_dev dev;
+	struct uwprof_pfw w;
+	struct uwprof_tcache cache;
+	uint16_t	arch;
+	uint16_t	elf_machine;
+	pid_t		self;
+	pid_t		child;
+	int		child_status;
+	int		child_done;
+	int		sigfd;
+	int		stop;
+	int		output_failed;
+	uint64_t	t_start, t_end;
+	struct rec_obj	*objs;
+	size_t		nr_objs, cap_objs;
+	struct rec_obj	*vdso;
+	struct rec_proc	*procs;
+	size_t		nr_procs, cap_procs;
+	size_t		last_proc;
+	struct u64set	tids;
+	struct u64set	kips;
+	/* Counters for the summary and the STATS record. */
+	uint64_t	samples, lost, filtered, unknown, exits, bad_recs;
+	uint64_t	stops[UWPROF_STOP__COUNT];
+	uint64_t	maps_uploads, objects_no_table;
+	int		warned_mem, warned_maps;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void rec_usage(FILE *f)
+{
+	fprintf(f,
+"usage: uwprof record [-F HZ] [-a | -p PID[,PID...]] [-d SECONDS] [-g|--kernel]\n"
+"                     [-o FILE] [options] [--] [CMD ARGS...]\n"
+"  Sample user call stacks (unwound in the kernel with DWARF tables) of a\n"
+"  command and its children, of processes (-p), or of everything (-a).\n"
+"  -F, --freq HZ       samples per second per CPU (default %u)\n"
+"  -a, --all-cpus      every process on the system\n"
+"  -p, --pid PIDS      these processes (comma separated; their threads too)\n"
+"  -d, --duration S    stop after S seconds (default: until the command ends,\n"
+"                      the processes exit, or SIGINT/SIGTERM)\n"
+"  -g, --kernel        kernel frames too (and kernel symbols into the file)\n"
+"  -o, --output FILE   profile file (default uwprof.data)\n"
+"  -e, --event EV      cycles or cpu-clock (default: cycles when available)\n"
+"  --depth N           user frames per sample, at most (default %u)\n"
+"  --no-fp-fallback    tables only: never follow frame pointers\n"
+"  --ring-pages N      data pages per CPU ring (power of two)\n"
+"  --cache-dir DIR     table cache (default /var/cache/uwprof/tables, else\n"
+"                      $XDG_CACHE_HOME/uwprof/tables or ~/.cache/uwprof/tables)\n"
+"  -q, --quiet         no progress line, no summary\n"
+"  exit: 0 ok, 1 error, 2 usage, 3 /dev/uwprof missing (module not loaded),\n"
+"        4 permission denied (needs root or CAP_PERFMON), 5 no such process\n"
+"        or the command could not be started, 6 output file not written\n"
+"        (directory not writable, disk full), 7 another session is sampling\n",
+		REC_DEFAULT_FREQ, REC_DEFAULT_DEPTH);
+}
+
+/* ------------------------------------------------------------ small sets */
+
+static uint64_t set_hash(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33;
+	return k;
+}
+
+/* Returns 1 when added, 0 when present, -ENOMEM. */
+static int set_add(struct u64set *s, uint64_t k)
+{
+	size_t i;
+
+	if (!k)
+		k = 1;
+	if ((s->n + 1) * 2 > s->cap) {
+		struct u64set ns = { .cap = s->cap ? s->cap * 2 : 1024 };
+
+		ns.v = calloc(ns.cap, sizeof(*ns.v));
+		if (!ns.v)
+			return -ENOMEM;
+		for (i = 0; i < s->cap; i++)
+			if (s->v[i])
+				set_add(&ns, s->v[i]);
+		free(s->v);
+		*s = ns;
+	}
+	for (i = set_hash(k) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+		if (s->v[i] == k)
+			return 0;
+		if (!s->v[i]) {
+			s->v[i] = k;
+			s->n++;
+			return 1;
+		}
+	}
+}
+
+/* ---------------------------------------------------------- output file */
+
+static int rec_out(struct recorder *r, int ret)
+{
+	if (ret && !r->output_failed) {
+		r->output_failed = 1;
+		r->stop = 1;
+		fprintf(stderr, "uwprof record: %s\n", r->w.err);
+	}
+	return ret;
+}
+
+/* ------------------------------------------------------------- objects */
+
+static struct rec_obj *obj_new(struct recorder *r)
+{
+	struct rec_obj *o;
+
+	if (r->nr_objs == r->cap_objs) {
+		size_t cap = r->cap_objs ? r->cap_objs * 2 : 64;
+		struct rec_obj *nv = realloc(r->objs, cap * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		/* r->vdso points into the array. */
+		if (r->vdso)
+			r->vdso = nv + (r->vdso - r->objs);
+		r->objs = nv;
+		r->cap_objs = cap;
+	}
+	o = &r->objs[r->nr_objs];
+	memset(o, 0, sizeof(*o));
+	o->id = r->nr_objs + 1;
+	return o;
+}
+
+/*
+ * Compiles (or finds in the cache) and uploads an object's table; on any
+ * failure the object is used without a table (frame-pointer fallback) and
+ * the reason is said once.
+ */
+static void obj_table(struct recorder *r, struct rec_obj *o, const char *open_path,
+		      const void *image, size_t image_size)
+{
+	struct uwprof_blob b;
+	int ret;
+
+	if (o->has_info && o->info.machine != r->elf_machine) {
+		if (!r->o.quiet)
+			fprintf(stderr, "uwprof record: %s: not an object of "
+				"this machine's architecture; no table\n",
+				o->path);
+		o->no_table = 1;
+		return;
+	}
+	ret = uwprof_tcache_get(&r->cache, open_path, image, image_size,
+				r->arch, o->has_info ? o->info.build_id : NULL,
+				o->has_info ? o->info.build_id_size : 0, &b);
+	if (ret) {
+		if (!r->o.quiet) {
+			if (ret == -ENODATA)
+				fprintf(stderr, "uwprof record: %s: no unwind "
+					"information; its frames use frame "
+					"pointers\n", o->path);
+			else
+				fprintf(stderr, "uwprof record: %s; its frames "
+					"use frame pointers\n", b.err);
+		}
+		uwprof_blob_free(&b);
+		o->no_table = 1;
+		return;
+	}
+	ret = uwprof_dev_table_add(&r->dev, o->id, b.data, b.size);
+	uwprof_blob_free(&b);
+	if (ret) {
+		if (ret == -ENOSPC && !r->warned_mem) {
+			fprintf(stderr, "uwprof record: the module's table memory "
+				"is full (parameter table_mem_max): further "
+				"objects use frame pointers\n");
+			r->warned_mem = 1;
+		} else if (ret != -ENOSPC) {
+			fprintf(stderr, "uwprof record: %s: uploading its table: "
+				"%s\n", o->path, strerror(-ret));
+		}
+		o->no_table = 1;
+	}
+}
+
+static void obj_write(struct recorder *r, const struct rec_obj *o,
+		      const void *image, uint64_t image_size)
+{
+	struct uwprof_pf_obj_fixed f = {
+		.object_id = o->id,
+		.arch = r->arch,
+		.flags = (uint16_t)((o->vdso ? UWPROF_PF_OBJ_VDSO : 0) |
+				    (o->no_table ? UWPROF_PF_OBJ_NO_TABLE : 0)),
+	};
+
+	if (o->has_info) {
+		f.build_id_size = o->info.build_id_size;
+		memcpy(f.build_id, o->info.build_id, o->info.build_id_size);
+	}
+	if (o->no_table)
+		r->objects_no_table++;
+	rec_out(r, uwprof_pfw_object(&r->w, &f, o->path, image, image_size));
+}
+
+static struct rec_obj *obj_for_file(struct recorder *r, pid_t pid,
+				    const struct uwprof_pm_entry *e)
+{
+	char open_path[PATH_MAX + 64];
+	struct uwprof_elf_info info;
+	struct rec_obj *o;
+	size_t i;
+	int have;
+
+	for (i = 0; i < r->nr_objs; i++) {
+		o = &r->objs[i];
+		if (o->vdso)
+			continue;
+		if (e->inode ? (o->inode == e->inode &&
+				o->dev_major == e->dev_major &&
+				o->dev_minor == e->dev_minor) :
+			       !strcmp(o->path, e->path))
+			return o;
+	}
+	have = !uwprof_pm_object_path(pid, e, open_path, sizeof(open_path)) &&
+	       !uwprof_elf_info_file(open_path, &info);
+	/* A copy of an object already loaded (same build-id) shares its table. */
+	if (have && info.build_id_size) {
+		for (i = 0; i < r->nr_objs; i++) {
+			o = &r->objs[i];
+			if (o->has_info && !o->vdso &&
+			    o->info.build_id_size == info.build_id_size &&
+			    !memcmp(o->info.build_id, info.build_id,
+				    info.build_id_size) &&
+			    !strcmp(o->path, e->path))
+				return o;
+		}
+	}
+	o = obj_new(r);
+	if (!o)
+		return NULL;
+	o->path = strdup(e->path);
+	if (!o->path)
+		return NULL;
+	o->dev_major = e->dev_major;
+	o->dev_minor = e->dev_minor;
+	o->inode = e->inode;
+	if (have) {
+		o->info = info;
+		o->has_info = 1;
+		obj_table(r, o, open_path, NULL, 0);
+	} else {
+		if (!r->o.quiet)
+			fprintf(stderr, "uwprof record: %s: cannot read it; its "
+				"frames use frame pointers\n", e->path);
+		o->no_table = 1;
+	}
+	r->nr_objs++;
+	obj_write(r, o, NULL, 0);
+	return o;
+}
+
+/*
+ * Every 64-bit process of one kernel maps the same vDSO, so it is read,
+ * compiled and stored once.
+ */
+static struct rec_obj *obj_for_vdso(struct recorder *r, pid_t pid,
+				    const struct uwprof_pm_entry *e)
+{
+	struct rec_obj *o;
+	void *img = NULL;
+	size_t size = (size_t)(e->end - e->start);
+
+	if (r->vdso)
+		return r->vdso;
+	if (uwprof_pm_read_mem(pid, e->start, e->end, &img))
+		return NULL;
+	o = obj_new(r);
+	if (!o) {
+		free(img);
+		return NULL;
+	}
+	o->path = strdup("[vdso]");
+	if (!o->path) {
+		free(img);
+		return NULL;
+	}
+	o->vdso = 1;
+	if (!uwprof_elf_info_mem(img, size, &o->info)) {
+		o->has_info = 1;
+		obj_table(r, o, "[vdso]", img, size);
+	} else {
+		o->no_table = 1;
+	}
+	r->nr_objs++;
+	r->vdso = o;
+	obj_write(r, o, img, size);
+	free(img);
+	return o;
+}
+
+/* ----------------------------------------------------------- processes */
+
+static struct rec_proc *proc_find(struct recorder *r, uint32_t pid)
+{
+	size_t i;
+
+	if (r->last_proc < r->nr_procs && r->procs[r->last_proc].pid == pid)
+		return &r->procs[r->last_proc];
+	for (i = 0; i < r->nr_procs; i++)
+		if (r->procs[i].pid == pid) {
+			r->last_proc = i;
+			return &r->procs[i];
+		}
+	return NULL;
+}
+
+/* Whether 'pid' descends from this recorder (the command's tree). */
+static int proc_in_tree(const struct recorder *r, uint32_t pid)
+{
+	pid_t p = (pid_t)pid;
+	int depth;
+
+	if (p == r->self)
+		return 0;
+	for (depth = 0; depth < 256 && p > 1; depth++) {
+		if (p == r->self || p == r->child)
+			return 1;
+		p = uwprof_pm_ppid(p);
+	}
+	return 0;
+}
+
+static int proc_decide(const struct recorder *r, uint32_t pid)
+{
+	switch (r->o.mode) {
+	case MODE_ALL:
+		return pid != (uint32_t)r->self;
+	case MODE_PIDS: {
+		uint32_t i;
+
+		for (i = 0; i < r->o.nr_pids; i++)
+			if (r->o.pids[i] == pid)
+				return 1;
+		return 0;
+	}
+	default:
+		return proc_in_tree(r, pid);
+	}
+}
+
+static struct rec_proc *proc_get(struct recorder *r, uint32_t pid)
+{
+	struct rec_proc *p = proc_find(r, pid);
+
+	if (p)
+		return p;
+	if (r->nr_procs == r->cap_procs) {
+		size_t cap = r->cap_procs ? r->cap_procs * 2 : 64;
+		struct rec_proc *nv = realloc(r->procs, cap * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		r->procs = nv;
+		r->cap_procs = cap;
+	}
+	p = &r->procs[r->nr_procs];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->ours = proc_decide(r, pid);
+	r->last_proc = r->nr_procs++;
+	return p;
+}
+
+static int proc_has_addr(const struct rec_proc *p, uint64_t addr)
+{
+	uint32_t lo = 0, hi = p->nr_maps;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (addr < p->maps[mid].start)
+			hi = mid;
+		else if (addr >= p->maps[mid].end)
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Reads the process's executable mappings, makes sure every object has an
+ * OBJECT record (and a table in the module), uploads the list and stores
+ * a MAPS snapshot. Returns 0, -ESRCH when the process is gone, or -errno.
+ */
+static int proc_upload(struct recorder *r, struct rec_proc *p)
+{
+	struct uwprof_map *km = NULL;
+	struct uwprof_pf_map *fm = NULL;
+	struct uwprof_pm pm;
+	char comm[64];
+	uint32_t n = 0;
+	size_t i;
+	int ret;
+
+	p->last_read_ns = mono_ns();
+	p->refresh = 0;
+	ret = uwprof_pm_read((pid_t)p->pid, &pm);
+	if (ret) {
+		if (ret == -ESRCH)
+			p->gone = 1;
+		return ret;
+	}
+	if (!pm.n) {
+		uwprof_pm_free(&pm);
+		return 0;
+	}
+	km = calloc(pm.n, sizeof(*km));
+	fm = calloc(pm.n, sizeof(*fm));
+	if (!km || !fm) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < pm.n; i++) {
+		const struct uwprof_pm_entry *e = &pm.v[i];
+		struct rec_obj *o = NULL;
+		uint64_t bias = e->start - e->offset;
+		int tab = 0;
+
+		if (e->kind == UWPROF_PM_FILE)
+			o = obj_for_file(r, (pid_t)p->pid, e);
+		else if (e->kind == UWPROF_PM_VDSO)
+			o = obj_for_vdso(r, (pid_t)p->pid, e);
+		if (o && o->has_info) {
+			if (o->vdso) {
+				if (uwprof_elf_bias(&o->info, e->start, 0, &bias))
+					bias = e->start;
+				tab = !o->no_table;
+			} else if (!uwprof_elf_bias(&o->info, e->start, e->offset,
+						    &bias)) {
+				tab = !o->no_table;
+			}
+		}
+		km[n].start = e->start;
+		km[n].end = e->end;
+		km[n].bias = bias;
+		km[n].object_id = tab ? o->id : 0;
+		km[n].flags = tab ? 0 : UWPROF_MAP_NO_TABLE;
+		fm[n].start = e->start;
+		fm[n].end = e->end;
+		fm[n].offset = e->offset;
+		fm[n].bias = bias;
+		fm[n].object_id = o ? o->id : 0;
+		fm[n].flags = km[n].flags;
+		n++;
+	}
+	ret = uwprof_dev_maps_set(&r->dev, p->pid, km, n);
+	if (ret == -ENOSPC && !r->warned_mem) {
+		fprintf(stderr, "uwprof record: the module's table memory is "
+			"full (parameter table_mem_max): process %u unwinds "
+			"without mappings\n", p->pid);
+		r->warned_mem = 1;
+	} else if (ret && ret != -ENOSPC && !r->warned_maps) {
+		fprintf(stderr, "uwprof record: uploading the mappings of "
+			"process %u: %s\n", p->pid, strerror(-ret));
+		r->warned_maps = 1;
+	}
+	uwprof_pm_comm((pid_t)p->pid, (pid_t)p->pid, comm, sizeof(comm));
+	rec_out(r, uwprof_pfw_maps(&r->w, p->last_read_ns, p->pid, comm, fm, n));
+	r->maps_uploads++;
+	free(p->maps);
+	p->maps = km;
+	p->nr_maps = n;
+	km = NULL;
+	ret = 0;
+out:
+	free(km);
+	free(fm);
+	uwprof_pm_free(&pm);
+	return ret;
+}
+
+static void procs_refresh(struct recorder *r, int force)
+{
+	uint64_t now = mono_ns();
+	size_t i;
+
+	for (i = 0; i < r->nr_procs; i++) {
+		struct rec_proc *p = &r->procs[i];
+
+		if (!p->refresh || p->ours != 1 || p->gone)
+			continue;
+		if (!force && now - p->last_read_ns < REC_REFRESH_MIN_NS)
+			continue;
+		proc_upload(r, p);
+	}
+}
+
+/* ------------------------------------------------------------- records */
+
+static void rec_thread(struct recorder *r, uint32_t pid, uint32_t tid,
+		       uint64_t t)
+{
+	char comm[64];
+
+	if (set_add(&r->tids, ((uint64_t)pid << 32) | tid) != 1)
+		return;
+	uwprof_pm_comm((pid_t)pid, (pid_t)tid, comm, sizeof(comm));
+	if (comm[0])
+		rec_out(r, uwprof_pfw_thread(&r->w, t, pid, tid, comm));
+}
+
+static int on_record(const struct uwprof_rec_hdr *h, uint32_t ring, void *priv)
+{
+	struct recorder *r = priv;
+	struct rec_proc *p;
+
+	switch (h->type) {
+	case UWPROF_REC_SAMPLE: {
+		const struct uwprof_rec_sample *s = (const void *)h;
+		uint32_t stop = s->flags & UWPROF_SAMPLE_STOP_MASK, i;
+
+		p = proc_get(r, s->pid);
+		if (!p || p->ours != 1) {
+			r->filtered++;
+			break;
+		}
+		rec_thread(r, s->pid, s->tid, s->time_ns);
+		if (stop == UWPROF_STOP_NO_PROCESS || stop == UWPROF_STOP_NO_MAP)
+			p->refresh = 1;
+		if (stop < UWPROF_STOP__COUNT)
+			r->stops[stop]++;
+		if (r->o.kernel)
+			for (i = 0; i < s->nr_kernel; i++)
+				set_add(&r->kips, s->ips[i]);
+		r->samples++;
+		rec_out(r, uwprof_pfw_sample(&r->w, s));
+		break;
+	}
+	case UWPROF_REC_LOST: {
+		const struct uwprof_rec_lost *l = (const void *)h;
+
+		r->lost += l->count;
+		rec_out(r, uwprof_pfw_lost(&r->w, mono_ns(), ring, l->count));
+		break;
+	}
+	case UWPROF_REC_UNKNOWN_MAP: {
+		const struct uwprof_rec_unknown_map *u = (const void *)h;
+
+		r->unknown++;
+		p = proc_get(r, u->pid);
+		if (p && p->ours == 1 && !proc_has_addr(p, u->addr))
+			p->refresh = 1;
+		break;
+	}
+	case UWPROF_REC_EXIT: {
+		const struct uwprof_rec_exit *e = (const void *)h;
+
+		p = proc_find(r, e->pid);
+		if (!p || p->ours != 1)
+			break;
+		r->exits++;
+		rec_out(r, uwprof_pfw_exit(&r->w, e->time_ns, e->pid, e->exec));
+		if (e->exec) {
+			/* The module dropped its mappings: the new image's. */
+			free(p->maps);
+			p->maps = NULL;
+			p->nr_maps = 0;
+			p->refresh = 1;
+			p->last_read_ns = 0;
+		} else {
+			/*
+			 * Kept (not forgotten) so that its samples still
+			 * waiting in other CPUs' rings are attributed.
+			 */
+			free(p->maps);
+			p->maps = NULL;
+			p->nr_maps = 0;
+			p->gone = 1;
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void rec_drain(struct recorder *r)
+{
+	if (uwprof_dev_drain(&r->dev, on_record, r) == -EPROTO)
+		r->bad_recs++;
+}
+
+/* ---------------------------------------------------------- kernel syms */
+
+struct ksym_ent {
+	uint64_t	addr;
+	char		*name;
+};
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym_ent *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Stores the kallsyms entries that sampled kernel ips fall in. */
+static void rec_ksyms(struct recorder *r)
+{
+	struct ksym_ent *v = NULL;
+	struct uwprof_pf_ksym *out = NULL;
+	size_t n = 0, cap = 0, nips = 0, nout = 0, i, j;
+	uint64_t *ips = NULL;
+	char line[512];
+	FILE *f;
+
+	if (!r->kips.n)
+		return;
+	f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a;
+		char type, name[256], mod[128];
+		int k;
+
+		mod[0] = 0;
+		k = sscanf(line, "%llx %c %255s %127s", &a, &type, name, mod);
+		if (k < 3 || !a)
+			continue;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (n == cap) {
+			struct ksym_ent *nv;
+
+			cap = cap ? cap * 2 : 65536;
+			nv = realloc(v, cap * sizeof(*nv));
+			if (!nv)
+				goto out;
+			v = nv;
+		}
+		v[n].addr = a;
+		if (k == 4)
+			k = asprintf(&v[n].name, "%s %s", name, mod);
+		else
+			k = asprintf(&v[n].name, "%s", name);
+		if (k < 0)
+			goto out;
+		n++;
+	}
+	if (!n) {
+		if (!r->o.quiet)
+			fprintf(stderr, "uwprof record: /proc/kallsyms shows no "
+				"addresses (kptr_restrict): no kernel symbols "
+				"stored\n");
+		goto out;
+	}
+	qsort(v, n, sizeof(*v), ksym_cmp);
+	ips = malloc(r->kips.n * sizeof(*ips));
+	out = calloc(r->kips.n, sizeof(*out));
+	if (!ips || !out)
+		goto out;
+	for (i = 0; i < r->kips.cap; i++)
+		if (r->kips.v[i])
+			ips[nips++] = r->kips.v[i];
+	qsort(ips, nips, sizeof(*ips), u64_cmp);
+	for (i = 0, j = 0; i < nips; i++) {
+		while (j + 1 < n && v[j + 1].addr <= ips[i])
+			j++;
+		if (v[j].addr > ips[i])
+			continue;
+		if (nout && out[nout - 1].addr == v[j].addr)
+			continue;
+		out[nout].addr = v[j].addr;
+		out[nout].size = j + 1 < n ? v[j + 1].addr - v[j].addr : 0;
+		out[nout].name = v[j].name;
+		nout++;
+	}
+	rec_out(r, uwprof_pfw_ksyms(&r->w, out, nout));
+out:
+	fclose(f);
+	for (i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+	free(ips);
+	free(out);
+}
+
+/* ------------------------------------------------------------- options */
+
+static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_pids(struct rec_opts *o, const char *arg)
+{
+	char *dup = strdup(arg), *tok, *save = NULL;
+	uint32_t pid;
+
+	if (!dup)
+		return -1;
+	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint32_t *nv;
+
+		if (parse_u32(tok, 1, 4194304, &pid) || o->nr_pids >= UWPROF_MAX_PIDS) {
+			free(dup);
+			return -1;
+		}
+		nv = realloc(o->pids, (o->nr_pids + 1) * sizeof(*nv));
+		if (!nv) {
+			free(dup);
+			return -1;
+		}
+		o->pids = nv;
+		o->pids[o->nr_pids++] = pid;
+	}
+	free(dup);
+	return o->nr_pids ? 0 : -1;
+}
+
+/* Returns -1 on a usage error (message printed), 1 for --help, 0 ok. */
+static int parse_opts(struct rec_opts *o, int argc, char **argv)
+{
+	int i;
+
+	memset(o, 0, sizeof(*o));
+	o->freq = REC_DEFAULT_FREQ;
+	o->depth = REC_DEFAULT_DEPTH;
+	o->output = "uwprof.data";
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+#define OPT(s, l) (!strcmp(a, s) || !strcmp(a, l))
+#define NEED() do { if (!v) goto missing; i++; } while (0)
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		} else if (a[0] != '-') {
+			break;
+		} else if (OPT("-h", "--help")) {
+			return 1;
+		} else if (OPT("-F", "--freq")) {
+			NEED();
+			if (parse_u32(v, 1, UWPROF_MAX_FREQ, &o->freq))
+				goto bad;
+		} else if (OPT("-a", "--all-cpus")) {
+			if (o->mode && o->mode != MODE_ALL)
+				goto conflict;
+			o->mode = MODE_ALL;
+		} else if (OPT("-p", "--pid")) {
+			NEED();
+			if (o->mode && o->mode != MODE_PIDS)
+				goto conflict;
+			o->mode = MODE_PIDS;
+			if (parse_pids(o, v))
+				goto bad;
+		} else if (OPT("-d", "--duration")) {
+			char *end;
+
+			NEED();
+			o->duration = strtod(v, &end);
+			if (end == v || *end || !(o->duration > 0) ||
+			    o->duration > 1e7)
+				goto bad;
+		} else if (OPT("-g", "--kernel")) {
+			o->kernel = 1;
+		} else if (OPT("-o", "--output")) {
+			NEED();
+			o->output = v;
+		} else if (OPT("-e", "--event")) {
+			NEED();
+			if (!strcmp(v, "cycles"))
+				o->event = UWPROF_PF_EV_CYCLES;
+			else if (!strcmp(v, "cpu-clock"))
+				o->event = UWPROF_PF_EV_CPU_CLOCK;
+			else
+				goto bad;
+		} else if (!strcmp(a, "--depth")) {
+			NEED();
+			if (parse_u32(v, 1, UWPROF_MAX_DEPTH, &o->depth))
+				goto bad;
+		} else if (!strcmp(a, "--no-fp-fallback")) {
+			o->no_fp = 1;
+		} else if (!strcmp(a, "--ring-pages")) {
+			NEED();
+			if (parse_u32(v, 1, UWPROF_MAX_RING_PAGES, &o->ring_pages) ||
+			    (o->ring_pages & (o->ring_pages - 1)))
+				goto bad;
+		} else if (!strcmp(a, "--cache-dir")) {
+			NEED();
+			o->cache_dir = v;
+		} else if (OPT("-q", "--quiet")) {
+			o->quiet = 1;
+		} else {
+			fprintf(stderr, "uwprof record: unknown option '%s'\n", a);
+			return -1;
+		}
+		continue;
+bad:
+		fprintf(stderr, "uwprof record: bad value '%s' for %s\n", v, a);
+		return -1;
+missing:
+		fprintf(stderr, "uwprof record: %s needs a value\n", a);
+		return -1;
+conflict:
+		fprintf(stderr, "uwprof record: -a, -p and a command exclude each other\n");
+		return -1;
+#undef OPT
+#undef NEED
+	}
+	if (i < argc) {
+		if (o->mode) {
+			fprintf(stderr, "uwprof record: -a, -p and a command exclude each other\n");
+			return -1;
+		}
+		o->mode = MODE_CMD;
+		o->cmd = argv + i;
+	}
+	if (!o->mode) {
+		fprintf(stderr, "uwprof record: nothing to profile: give a "
+			"command, -p PID or -a\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* -------------------------------------------------------------- running */
+
+static int exit_for_errno(int e)
+{
+	if (e == -ENOENT || e == -ENXIO || e == -ENODEV)
+		return UWPROF_REC_EXIT_NO_MODULE;
+	if (e == -EPERM || e == -EACCES)
+		return UWPROF_REC_EXIT_PERM;
+	if (e == -EBUSY)
+		return UWPROF_REC_EXIT_BUSY;
+	return UWPROF_REC_EXIT_ERROR;
+}
+
+static char *join_argv(char **argv)
+{
+	size_t n = 1, i;
+	char *s;
+
+	for (i = 0; argv && argv[i]; i++)
+		n += strlen(argv[i]) + 1;
+	s = calloc(1, n);
+	if (!s)
+		return NULL;
+	for (i = 0; argv && argv[i]; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+static int open_output(struct recorder *r, uint32_t start_flags)
+{
+	struct uwprof_pfw_header_in h;
+	struct utsname u;
+	char host[256] = "";
+	char *cmdline;
+	int ret;
+
+	memset(&h, 0, sizeof(h));
+	h.fixed.arch = r->arch;
+	h.fixed.event = (uint16_t)r->o.event;
+	h.fixed.freq_hz = r->o.freq;
+	h.fixed.flags = (r->o.kernel ? UWPROF_PF_F_KERNEL : 0) |
+			((start_flags & UWPROF_START_SYSTEM_WIDE) &&
+			 r->o.mode == MODE_ALL ? UWPROF_PF_F_SYSTEM_WIDE : 0) |
+			(r->o.no_fp ? UWPROF_PF_F_NO_FP : 0);
+	h.fixed.max_depth = r->o.depth;
+	h.fixed.page_size = (uint32_t)sysconf(_SC_PAGESIZE);
+	h.fixed.abi_version = r->dev.ver.abi_version;
+	h.fixed.start_mono_ns = mono_ns();
+	h.fixed.start_realtime_ns = real_ns();
+	gethostname(host, sizeof(host) - 1);
+	h.hostname = host;
+	h.release = uname(&u) ? "" : u.release;
+	cmdline = join_argv(r->o.mode == MODE_CMD ? r->o.cmd : NULL);
+	h.cmdline = cmdline ? cmdline : "";
+	ret = uwprof_pfw_open(&r->w, r->o.output, &h);
+	free(cmdline);
+	if (ret)
+		fprintf(stderr, "uwprof record: %s\n", r->w.err);
+	return ret;
+}
+
+/* Forks the command, stopped before exec until 'go' is written. */
+static int spawn_cmd(struct recorder *r, int *go_w, int *err_r)
+{
+	int go[2], ep[2];
+	sigset_t none;
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(ep, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		char c;
+		int e;
+
+		close(go[1]);
+		close(ep[0]);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(r->o.cmd[0], r->o.cmd);
+		e = errno;
+		if (write(ep[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(ep[1]);
+	r->child = pid;
+	*go_w = go[1];
+	*err_r = ep[0];
+	return 0;
+}
+
+static void reap(struct recorder *r)
+{
+	int status;
+	pid_t p;
+
+	while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (p == r->child) {
+			r->child_status = status;
+			r->child_done = 1;
+		}
+	}
+}
+
+static int pids_alive(const struct recorder *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->o.nr_pids; i++)
+		if (!kill((pid_t)r->o.pids[i], 0) || errno == EPERM)
+			return 1;
+	return 0;
+}
+
+static uint64_t unwind_errors(const struct recorder *r)
+{
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < UWPROF_STOP__COUNT; i++)
+		if (i != UWPROF_STOP_OK && i != UWPROF_STOP_FP_END &&
+		    i != UWPROF_STOP_DEPTH)
+			n += r->stops[i];
+	return n;
+}
+
+static void progress(const struct recorder *r, int final)
+{
+	fprintf(stderr, "\r\033[Kuwprof: %llu samples, %llu lost, %llu unwind "
+		"errors, %.1f s%s", (unsigned long long)r->samples,
+		(unsigned long long)r->lost,
+		(unsigned long long)unwind_errors(r),
+		(double)(mono_ns() - r->t_start) / 1e9, final ? "\n" : "");
+}
+
+static const char *const stop_names[UWPROF_STOP__COUNT] = {
+	[UWPROF_STOP_OK] = "complete",
+	[UWPROF_STOP_FP_END] = "fp-chain-end",
+	[UWPROF_STOP_DEPTH] = "max-depth",
+	[UWPROF_STOP_NO_MAP] = "no-mapping",
+	[UWPROF_STOP_NO_ROW] = "no-table-row",
+	[UWPROF_STOP_UNSUPPORTED] = "unsupported-rule",
+	[UWPROF_STOP_READ] = "stack-unreadable",
+	[UWPROF_STOP_BAD_SP] = "bad-sp",
+	[UWPROF_STOP_BAD_PC] = "bad-pc",
+	[UWPROF_STOP_NO_PROCESS] = "process-not-uploaded-yet",
+};
+
+static void summary(const struct recorder *r, const struct uwprof_stats *st)
+{
+	double secs = (double)(r->t_end - r->t_start) / 1e9;
+	int i;
+
+	fprintf(stderr, "uwprof: %llu samples in %.2f s, %llu lost, %llu "
+		"objects (%llu without unwind tables), %zu processes, %llu "
+		"mapping uploads\n", (unsigned long long)r->samples, secs,
+		(unsigned long long)r->lost, (unsigned long long)r->nr_objs,
+		(unsigned long long)r->objects_no_table, r->nr_procs,
+		(unsigned long long)r->maps_uploads);
+	fprintf(stderr, "uwprof: stacks ended by:");
+	for (i = 0; i < UWPROF_STOP__COUNT; i++)
+		if (r->stops[i])
+			fprintf(stderr, " %s %llu", stop_names[i],
+				(unsigned long long)r->stops[i]);
+	fprintf(stderr, "\n");
+	if (st->frames)
+		fprintf(stderr, "uwprof: %llu frames, %llu by frame-pointer "
+			"fallback; tables: %llu cached, %llu compiled in %.2f s\n",
+			(unsigned long long)st->frames,
+			(unsigned long long)st->fp_frames,
+			(unsigned long long)r->cache.hits,
+			(unsigned long long)r->cache.misses,
+			(double)r->cache.compile_ns / 1e9);
+	if (r->filtered)
+		fprintf(stderr, "uwprof: %llu samples of other processes "
+			"left out\n", (unsigned long long)r->filtered);
+	if (r->bad_recs)
+		fprintf(stderr, "uwprof: %llu malformed ring records skipped\n",
+			(unsigned long long)r->bad_recs);
+}
+
+static void write_stats(struct recorder *r, const struct uwprof_stats *st)
+{
+	struct uwprof_pf_stats ps;
+	int i;
+
+	memset(&ps, 0, sizeof(ps));
+	ps.end_mono_ns = r->t_end;
+	ps.samples = r->samples;
+	ps.lost = r->lost;
+	ps.filtered = r->filtered;
+	ps.events = st->events;
+	ps.frames = st->frames;
+	ps.fp_frames = st->fp_frames;
+	ps.unknown_maps = st->unknown_maps;
+	for (i = 0; i < UWPROF_STOP__COUNT; i++)
+		ps.stop[i] = r->stops[i];
+	ps.objects = r->nr_objs;
+	ps.objects_no_table = r->objects_no_table;
+	ps.maps_uploads = r->maps_uploads;
+	rec_out(r, uwprof_pfw_stats(&r->w, &ps));
+}
+
+static int setup_signals(struct recorder *r)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -errno;
+	r->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	return r->sigfd < 0 ? -errno : 0;
+}
+
+static void read_signals(struct recorder *r)
+{
+	struct signalfd_siginfo si;
+
+	while (read(r->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			reap(r);
+		else
+			r->stop = 1;
+	}
+}
+
+/* Polls the device and the signals for up to 'ms'. */
+static void wait_events(struct recorder *r, int ms)
+{
+	struct pollfd p[2] = {
+		{ .fd = r->dev.fd, .events = POLLIN },
+		{ .fd = r->sigfd, .events = POLLIN },
+	};
+
+	if (poll(p, 2, ms) > 0 && (p[1].revents & POLLIN))
+		read_signals(r);
+}
+
+static void rec_free(struct recorder *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nr_objs; i++)
+		free(r->objs[i].path);
+	free(r->objs);
+	for (i = 0; i < r->nr_procs; i++)
+		free(r->procs[i].maps);
+	free(r->procs);
+	free(r->tids.v);
+	free(r->kips.v);
+	free(r->o.pids);
+	if (r->sigfd >= 0)
+		close(r->sigfd);
+	uwprof_dev_close(&r->dev);
+}
+
+/* Uploads the -p processes before sampling starts. */
+static int upload_pids(struct recorder *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->o.nr_pids; i++) {
+		struct rec_proc *p;
+		int ret;
+
+		if (kill((pid_t)r->o.pids[i], 0) && errno == ESRCH) {
+			fprintf(stderr, "uwprof record: process %u: no such "
+				"process\n", r->o.pids[i]);
+			return UWPROF_REC_EXIT_TARGET;
+		}
+		p = proc_get(r, r->o.pids[i]);
+		if (!p)
+			return UWPROF_REC_EXIT_ERROR;
+		ret = proc_upload(r, p);
+		if (ret == -ESRCH) {
+			fprintf(stderr, "uwprof record: process %u: no such "
+				"process\n", r->o.pids[i]);
+			return UWPROF_REC_EXIT_TARGET;
+		}
+		if (ret) {
+			fprintf(stderr, "uwprof record: process %u: reading its "
+				"mappings: %s\n", r->o.pids[i], strerror(-ret));
+			return ret == -EACCES || ret == -EPERM ?
+			       UWPROF_REC_EXIT_PERM : UWPROF_REC_EXIT_ERROR;
+		}
+	}
+	return 0;
+}
+
+static int record_run(struct recorder *r)
+{
+	struct uwprof_stats st;
+	char err[512];
+	uint32_t flags = 0;
+	uint64_t last_progress = 0, deadline = 0;
+	int go_w = -1, err_r = -1, ret, code = 0, tty;
+
+	ret = uwprof_dev_open(&r->dev, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "uwprof record: %s\n", err);
+		return exit_for_errno(ret);
+	}
+	r->arch = (uint16_t)r->dev.ver.arch;
+	r->elf_machine = r->arch == UWPROF_ARCH_ARM64 ? EM_AARCH64 : EM_X86_64;
+	if (r->o.kernel && !(r->dev.ver.caps & UWPROF_CAP_KERNEL_STACK)) {
+		fprintf(stderr, "uwprof record: --kernel: this user may not see "
+			"kernel addresses (needs CAP_PERFMON or root)\n");
+		return UWPROF_REC_EXIT_PERM;
+	}
+	if (!r->o.event)
+		r->o.event = (r->dev.ver.caps & UWPROF_CAP_HW_CYCLES) ?
+			     UWPROF_PF_EV_CYCLES : UWPROF_PF_EV_CPU_CLOCK;
+	if (r->o.event == UWPROF_PF_EV_CYCLES &&
+	    !(r->dev.ver.caps & UWPROF_CAP_HW_CYCLES)) {
+		fprintf(stderr, "uwprof record: -e cycles: no hardware cycles "
+			"event on this machine (use -e cpu-clock)\n");
+		return UWPROF_REC_EXIT_ERROR;
+	}
+	flags |= r->o.event == UWPROF_PF_EV_CYCLES ? UWPROF_START_CYCLES :
+						     UWPROF_START_CPU_CLOCK;
+	if (r->o.kernel)
+		flags |= UWPROF_START_KERNEL_STACK;
+	if (r->o.no_fp)
+		flags |= UWPROF_START_NO_FP_FALLBACK;
+	if (r->o.mode != MODE_PIDS)
+		flags |= UWPROF_START_SYSTEM_WIDE;
+	uwprof_tcache_init(&r->cache, r->o.cache_dir);
+
+	if (open_output(r, flags))
+		return UWPROF_REC_EXIT_OUTPUT;
+	ret = setup_signals(r);
+	if (ret) {
+		fprintf(stderr, "uwprof record: signals: %s\n", strerror(-ret));
+		code = UWPROF_REC_EXIT_ERROR;
+		goto abort;
+	}
+	if (r->o.mode == MODE_PIDS) {
+		code = upload_pids(r);
+		if (code)
+			goto abort;
+	} else if (r->o.mode == MODE_CMD) {
+		/* Orphaned grandchildren stay in the tree, and get reaped. */
+		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+		ret = spawn_cmd(r, &go_w, &err_r);
+		if (ret) {
+			fprintf(stderr, "uwprof record: fork: %s\n", strerror(-ret));
+			code = UWPROF_REC_EXIT_ERROR;
+			goto abort;
+		}
+		proc_get(r, (uint32_t)r->child);
+	}
+
+	ret = uwprof_dev_start(&r->dev, flags, r->o.freq, r->o.depth,
+			       r->o.ring_pages, r->o.mode == MODE_PIDS ?
+			       r->o.pids : NULL,
+			       r->o.mode == MODE_PIDS ? r->o.nr_pids : 0);
+	if (ret) {
+		if (ret == -EBUSY)
+			fprintf(stderr, "uwprof record: another uwprof session "
+				"is sampling\n");
+		else
+			fprintf(stderr, "uwprof record: starting to sample: %s\n",
+				strerror(-ret));
+		code = exit_for_errno(ret);
+		goto abort;
+	}
+	ret = uwprof_dev_rings_map(&r->dev);
+	if (ret) {
+		fprintf(stderr, "uwprof record: mapping the rings: %s\n",
+			strerror(-ret));
+		uwprof_dev_stop(&r->dev);
+		code = UWPROF_REC_EXIT_ERROR;
+		goto abort;
+	}
+	r->t_start = mono_ns();
+	if (r->o.duration > 0)
+		deadline = r->t_start + (uint64_t)(r->o.duration * 1e9);
+	if (r->o.mode == MODE_CMD) {
+		int e = 0;
+		ssize_t n;
+
+		if (write(go_w, "g", 1) != 1)
+			e = errno;
+		close(go_w);
+		go_w = -1;
+		/* EOF: exec succeeded (the pipe is close-on-exec). */
+		n = read(err_r, &e, sizeof(e));
+		close(err_r);
+		err_r = -1;
+		if (n == (ssize_t)sizeof(e) || e) {
+			fprintf(stderr, "uwprof record: cannot run '%s': %s\n",
+				r->o.cmd[0], strerror(e));
+			uwprof_dev_stop(&r->dev);
+			code = UWPROF_REC_EXIT_TARGET;
+			goto abort;
+		}
+	}
+
+	tty = isatty(2) && !r->o.quiet;
+	while (!r->stop) {
+		uint64_t now;
+
+		wait_events(r, 100);
+		rec_drain(r);
+		procs_refresh(r, 0);
+		reap(r);
+		now = mono_ns();
+		if (r->o.mode == MODE_CMD && r->child_done)
+			break;
+		if (r->o.mode == MODE_PIDS && !pids_alive(r))
+			break;
+		if (deadline && now >= deadline)
+			break;
+		if (tty && now - last_progress >= 250000000ULL) {
+			progress(r, 0);
+			last_progress = now;
+		}
+	}
+	r->t_end = mono_ns();
+	uwprof_dev_stop(&r->dev);
+	rec_drain(r);
+	/* Samples taken before a late upload still need their snapshot. */
+	procs_refresh(r, 1);
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	if (uwprof_dev_stats(&r->dev, &st))
+		memset(&st, 0, sizeof(st));
+	if (r->o.kernel)
+		rec_ksyms(r);
+	write_stats(r, &st);
+	if (r->o.mode == MODE_CMD && !r->child_done) {
+		/* Stopped by a signal or -d: the command stays running. */
+		if (!r->o.quiet)
+			fprintf(stderr, "uwprof record: command %d still running\n",
+				(int)r->child);
+	}
+	ret = uwprof_pfw_commit(&r->w);
+	if (ret) {
+		fprintf(stderr, "uwprof record: %s\n", r->w.err);
+		return UWPROF_REC_EXIT_OUTPUT;
+	}
+	if (!r->o.quiet)
+		summary(r, &st);
+	if (r->o.mode == MODE_CMD && r->child_done && !r->o.quiet) {
+		if (WIFEXITED(r->child_status) && WEXITSTATUS(r->child_status))
+			fprintf(stderr, "uwprof: command exited with status %d\n",
+				WEXITSTATUS(r->child_status));
+		else if (WIFSIGNALED(r->child_status))
+			fprintf(stderr, "uwprof: command killed by signal %d\n",
+				WTERMSIG(r->child_status));
+	}
+	return r->output_failed ? UWPROF_REC_EXIT_OUTPUT : UWPROF_REC_EXIT_OK;
+
+abort:
+	if (go_w >= 0)
+		close(go_w);
+	if (err_r >= 0)
+		close(err_r);
+	if (r->child > 0 && !r->child_done) {
+		kill(r->child, SIGKILL);
+		waitpid(r->child, NULL, 0);
+	}
+	uwprof_pfw_abort(&r->w);
+	return code;
+}
+
+int uwprof_cmd_record(int argc, char **argv)
+{
+	struct recorder *r = calloc(1, sizeof(*r));
+	int ret;
+
+	if (!r) {
+		fprintf(stderr, "uwprof record: out of memory\n");
+		return UWPROF_REC_EXIT_ERROR;
+	}
+	r->sigfd = -1;
+	r->dev.fd = -1;
+	r->self = getpid();
+	ret = parse_opts(&r->o, argc, argv);
+	if (ret) {
+		rec_usage(ret > 0 ? stdout : stderr);
+		free(r->o.pids);
+		free(r);
+		return ret > 0 ? UWPROF_REC_EXIT_OK : UWPROF_REC_EXIT_USAGE;
+	}
+	ret = record_run(r);
+	rec_free(r);
+	free(r);
+	return ret;
+}

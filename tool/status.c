@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * 'uwprof status': whether the module is loaded and what it offers (ABI,
+ * architecture, capabilities, table memory cap, rings), plus the STATS
+ * figures of a fresh session. The module keeps its counters per session,
+ * so a fresh one shows zero samples and no tables: the module exposes
+ * no figures across sessions.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "device.h"
+#include "record.h"
+
+static void status_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: uwprof status\n"
+		"  Show whether the uwprof module is loaded, its ABI version,\n"
+		"  architecture, capabilities, table memory cap and statistics.\n"
+		"  exit: 0 loaded, 3 /dev/uwprof missing, 4 permission denied,\n"
+		"        1 other error\n");
+}
+
+static void sysfs_line(const char *label, const char *path)
+{
+	char buf[256];
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return;
+	if (fgets(buf, sizeof(buf), f)) {
+		buf[strcspn(buf, "\n")] = 0;
+		printf("%-22s %s\n", label, buf);
+	}
+	fclose(f);
+}
+
+int uwprof_cmd_status(int argc, char **argv)
+{
+	struct uwprof_stats st;
+	struct uwprof_dev d;
+	char err[512];
+	int ret, i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			status_usage(stdout);
+			return UWPROF_REC_EXIT_OK;
+		}
+		fprintf(stderr, "uwprof status: unknown argument '%s'\n", argv[i]);
+		status_usage(stderr);
+		return UWPROF_REC_EXIT_USAGE;
+	}
+	ret = uwprof_dev_open(&d, err, sizeof(err));
+	if (ret) {
+		printf("%-22s no\n", "module loaded:");
+		fprintf(stderr, "uwprof status: %s\n", err);
+		if (ret == -ENOENT || ret == -ENXIO || ret == -ENODEV)
+			return UWPROF_REC_EXIT_NO_MODULE;
+		if (ret == -EPERM || ret == -EACCES)
+			return UWPROF_REC_EXIT_PERM;
+		return UWPROF_REC_EXIT_ERROR;
+	}
+	printf("%-22s yes (%s)\n", "module loaded:", UWPROF_DEV_PATH);
+	sysfs_line("module version:", "/sys/module/uwprof/version");
+	printf("%-22s %u\n", "abi version:", d.ver.abi_version);
+	printf("%-22s %u\n", "table format:", d.ver.table_version);
+	printf("%-22s %s\n", "arch:",
+	       d.ver.arch == UWPROF_ARCH_X86_64 ? "x86_64" :
+	       d.ver.arch == UWPROF_ARCH_ARM64 ? "arm64" : "unknown");
+	printf("%-22s %s%s\n", "caps:",
+	       d.ver.caps & UWPROF_CAP_HW_CYCLES ? "hw-cycles " : "cpu-clock-only ",
+	       d.ver.caps & UWPROF_CAP_KERNEL_STACK ? "kernel-stacks" :
+						      "no-kernel-stacks");
+	printf("%-22s %u\n", "cpus (rings):", d.ver.nr_cpus);
+	printf("%-22s %llu bytes (%.1f MiB)\n", "table memory cap:",
+	       (unsigned long long)d.ver.table_mem_max,
+	       (double)d.ver.table_mem_max / (1 << 20));
+	ret = uwprof_dev_stats(&d, &st);
+	if (ret) {
+		fprintf(stderr, "uwprof status: STATS: %s\n", strerror(-ret));
+		uwprof_dev_close(&d);
+		return UWPROF_REC_EXIT_ERROR;
+	}
+	printf("%-22s samples %llu, lost %llu, events %llu, tables %llu "
+	       "(%llu bytes), processes %llu\n", "session stats:",
+	       (unsigned long long)st.samples, (unsigned long long)st.lost,
+	       (unsigned long long)st.events, (unsigned long long)st.tables,
+	       (unsigned long long)st.table_bytes,
+	       (unsigned long long)st.processes);
+	uwprof_dev_close(&d);
+	return UWPROF_REC_EXIT_OK;
+}
