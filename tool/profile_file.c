@@ -384,8 +384,12 @@ static void pfw_sync_dir(const char *path)
 
 int uwprof_pfw_commit(struct uwprof_pfw *w)
 {
+	long start;
 	int ret;
 
+	start = pfw_begin(w, UWPROF_PF_END, 0);
+	if (start >= 0)
+		pfw_end(w, start);
 	pfw_flush(w);
 	if (!w->error && fsync(w->fd))
 		pfw_fail(w, -errno, "%s: fsync: %s", w->tmp, strerror(errno));
@@ -512,7 +516,7 @@ static const char *const pf_type_name[] = {
 	[UWPROF_PF_MAPS] = "maps", [UWPROF_PF_SAMPLE] = "sample",
 	[UWPROF_PF_LOST] = "lost", [UWPROF_PF_EXIT] = "exit",
 	[UWPROF_PF_THREAD] = "thread", [UWPROF_PF_KSYMS] = "ksyms",
-	[UWPROF_PF_STATS] = "stats",
+	[UWPROF_PF_STATS] = "stats", [UWPROF_PF_END] = "end",
 };
 
 static int pf_header(struct pf_priv *pp, struct pf_cur *c)
@@ -753,7 +757,7 @@ static int pf_parse(struct pf_priv *pp, char *err, size_t errlen)
 	struct uwprof_pf *pf = &pp->pub;
 	struct uwprof_pf_file_hdr fh;
 	size_t off;
-	int first = 1;
+	int first = 1, ended = 0;
 
 	if (pf->size < sizeof(fh)) {
 		snprintf(err, errlen, "%s: truncated: %zu bytes, no file header",
@@ -806,6 +810,17 @@ static int pf_parse(struct pf_priv *pp, char *err, size_t errlen)
 				 pf->path, tn, off, r.size, pf->size - off);
 			return -EINVAL;
 		}
+		if (ended) {
+			snprintf(err, errlen,
+				 "%s: corrupt: %s record at offset %zu after the end record",
+				 pf->path, tn, off);
+			return -EINVAL;
+		}
+		if (r.type == UWPROF_PF_END && !first) {
+			ended = 1;
+			off += r.size;
+			continue;
+		}
 		c.p = pf->data + off + sizeof(r);
 		c.left = r.size - sizeof(r);
 		c.bad = 0;
@@ -834,6 +849,12 @@ static int pf_parse(struct pf_priv *pp, char *err, size_t errlen)
 	}
 	if (first) {
 		snprintf(err, errlen, "%s: truncated: no header record", pf->path);
+		return -EINVAL;
+	}
+	if (!ended) {
+		snprintf(err, errlen,
+			 "%s: truncated: ends at offset %zu without an end record",
+			 pf->path, pf->size);
 		return -EINVAL;
 	}
 	if (pf->nr_maps)

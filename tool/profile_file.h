@@ -46,6 +46,8 @@
  *		Only the kernel symbols that sampled kernel ips fall in; only
  *		with 'record --kernel' and a readable /proc/kallsyms.
  *  STATS	struct uwprof_pf_stats: totals at the end of recording.
+ *  END		no payload; always the last record, written by the commit,
+ *		so a file cut at a record boundary is still seen as truncated.
  *
  * Times are CLOCK_MONOTONIC nanoseconds (the module's sample clock), except
  * uwprof_pf_hdr_fixed.start_realtime_ns, which lets a report print wall
@@ -92,6 +94,7 @@ enum uwprof_pf_type {
 	UWPROF_PF_THREAD	= 7,
 	UWPROF_PF_KSYMS		= 8,
 	UWPROF_PF_STATS		= 9,
+	UWPROF_PF_END		= 10,
 };
 
 struct uwprof_pf_rec {

@@ -1294,8 +1294,10 @@ static int record_run(struct recorder *r)
 		flags |= UWPROF_START_SYSTEM_WIDE;
 	uwprof_tcache_init(&r->cache, r->o.cache_dir);
 
-	if (open_output(r, flags))
+	if (open_output(r, flags)) {
+		uwprof_pfw_abort(&r->w);
 		return UWPROF_REC_EXIT_OUTPUT;
+	}
 	ret = setup_signals(r);
 	if (ret) {
 		fprintf(stderr, "uwprof record: signals: %s\n", strerror(-ret));
