@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef FPOBJ_H
+#define FPOBJ_H
+#include <stdint.h>
+
+uint64_t fpo_outer(uint64_t x);
+
+#endif

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Accuracy workload: a signal handler running on the interrupted stack.
+ * sig_spin loops; an interval timer delivers SIGALRM every 4 ms and the
+ * handler on_alarm spends about 2 ms of it in sig_work. A sample in
+ * sig_work must unwind through the kernel's signal frame (the sigreturn
+ * trampoline: libc's __restore_rt on x86_64, the vDSO's
+ * __kernel_rt_sigreturn on arm64) back into sig_spin and main.
+ *
+ * Usage: sigframe [SECONDS]
+ */
+#include <signal.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "acc.h"
+
+volatile uint64_t acc_sink;
+static volatile sig_atomic_t ticks;
+
+/* About 2 ms of work per signal, however fast the machine. */
+ACC_NOINLINE static uint64_t sig_work(uint64_t x)
+{
+	double end = acc_now() + 0.002;
+
+	do
+		x = acc_burn(x, 2000);
+	while (acc_now() < end);
+	return x;
+}
+
+ACC_NOINLINE static void on_alarm(int sig)
+{
+	acc_sink += sig_work(acc_sink + (uint64_t)sig);
+	ticks++;
+}
+
+/*
+ * No calls in the loop: the timer's tick count ends it, so every signal
+ * interrupts sig_spin itself and the expected chain has one shape.
+ */
+ACC_NOINLINE static void sig_spin(int limit)
+{
+	uint64_t x = 0;
+
+	while (ticks < limit)
+		x = acc_burn(x, 1000);
+	acc_sink += x;
+}
+
+int main(int argc, char **argv)
+{
+	struct itimerval it = { { 0, 4000 }, { 0, 4000 } };
+	struct itimerval off;
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL) || setitimer(ITIMER_REAL, &it, NULL))
+		return 1;
+	sig_spin((int)(acc_seconds(argc, argv, 1) * 250));
+	memset(&off, 0, sizeof(off));
+	setitimer(ITIMER_REAL, &off, NULL);
+	return 0;
+}
