@@ -189,22 +189,6 @@ TEST_F(dev, table_garbage)
 	EXPECT_LE(accepted, 2);
 }
 
-static int uwt_param(const char *name, unsigned long long *val, bool set)
-{
-	char path[128];
-	FILE *f;
-	int ok;
-
-	snprintf(path, sizeof(path), "/sys/module/uwprof/parameters/%s", name);
-	f = fopen(path, set ? "we" : "re");
-	if (!f)
-		return -errno;
-	ok = set ? fprintf(f, "%llu\n", *val) > 0 : fscanf(f, "%llu", val) == 1;
-	if (fclose(f) || !ok)
-		return -EIO;
-	return 0;
-}
-
 TEST_F(dev, table_memory_cap)
 {
 	unsigned long long old, cap;

@@ -261,6 +261,7 @@ TEST_F(sampling, exact_chain)
 /* Same, tables only (no frame-pointer fallback), at a higher rate. */
 TEST_F(sampling, exact_chain_tables_only)
 {
+	unsigned long long old, cap = 1;
 	uint32_t pid;
 
 	self->child = uwt_spawn(CHAIN, "60");
@@ -269,6 +270,13 @@ TEST_F(sampling, exact_chain_tables_only)
 	ASSERT_EQ(0, upload_chain(self->fd, self->child, &self->blob));
 	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_NO_FP_FALLBACK |
 			       UWPROF_START_CPU_CLOCK, 4000, 1024, 0, &pid, 1));
+	/* Hitting the table memory cap fails that upload; sampling goes on. */
+	if (!uwt_param("table_mem_max", &old, false)) {
+		ASSERT_EQ(0, uwt_param("table_mem_max", &cap, true));
+		EXPECT_EQ(-ENOSPC, uwt_table_add(self->fd, 2, self->blob.data,
+						 self->blob.size));
+		ASSERT_EQ(0, uwt_param("table_mem_max", &old, true));
+	}
 	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 3000));
 	log_stats(_metadata, self->fd, &self->t);
 	ASSERT_GE(self->t.leaf, 100);

@@ -160,6 +160,23 @@ static inline int uwt_blob_read(const char *path, struct uwt_blob *b)
 	return 0;
 }
 
+/* Reads or writes one of the module's parameters. */
+static inline int uwt_param(const char *name, unsigned long long *val, bool set)
+{
+	char path[128];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/sys/module/uwprof/parameters/%s", name);
+	f = fopen(path, set ? "we" : "re");
+	if (!f)
+		return -errno;
+	ok = set ? fprintf(f, "%llu\n", *val) > 0 : fscanf(f, "%llu", val) == 1;
+	if (fclose(f) || !ok)
+		return -EIO;
+	return 0;
+}
+
 /* ---- mappings of a live process ---- */
 
 /*
