@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: GPL-2.0
+# bash completion for uwprof(1): subcommands, each one's options, and the
+# values options take (files, pids, events, sort keys). Source it, or
+# install it as /usr/share/bash-completion/completions/uwprof.
+
+# One candidate per line, so names with blanks stay whole.
+_uwprof_reply()
+{
+	mapfile -t COMPREPLY < <(compgen "$@")
+}
+
+_uwprof()
+{
+	local cur prev cmd i
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=
+	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}
+	COMPREPLY=()
+
+	local cmds="record report script table status help"
+	cmd=
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		case ${COMP_WORDS[i]} in
+		-*) ;;
+		*) cmd=${COMP_WORDS[i]}; break ;;
+		esac
+	done
+	if [ -z "$cmd" ]; then
+		_uwprof_reply -W "$cmds --help" -- "$cur"
+		return 0
+	fi
+
+	local opts=
+	case $cmd in
+	record)
+		case $prev in
+		-o|--output)
+			_uwprof_reply -f -- "$cur"; return 0 ;;
+		--cache-dir)
+			_uwprof_reply -d -- "$cur"; return 0 ;;
+		-p|--pid)
+			_uwprof_reply -W "$(ps -e -o pid= 2>/dev/null)" -- "$cur"
+			return 0 ;;
+		-e|--event)
+			_uwprof_reply -W "cycles cpu-clock" -- "$cur"; return 0 ;;
+		-F|--freq|-d|--duration|--depth|--ring-pages)
+			return 0 ;;
+		esac
+		# After the command to profile, complete its own words.
+		for ((i = 2; i < COMP_CWORD; i++)); do
+			if [ "${COMP_WORDS[i]}" = "--" ]; then
+				if [ $((i + 1)) -eq "$COMP_CWORD" ]; then
+					_uwprof_reply -c -- "$cur"
+				else
+					_uwprof_reply -f -- "$cur"
+				fi
+				return 0
+			fi
+		done
+		opts="-F --freq -a --all-cpus -p --pid -d --duration -g --kernel
+		      -o --output -e --event --depth --no-fp-fallback --ring-pages
+		      --cache-dir -q --quiet --help --"
+		;;
+	report)
+		case $prev in
+		-i|--input|--pprof|--svg)
+			_uwprof_reply -f -- "$cur"; return 0 ;;
+		-s|--sort)
+			_uwprof_reply -W "sym dso,sym" -- "$cur"; return 0 ;;
+		-n|--max)
+			return 0 ;;
+		esac
+		opts="-i --input -s --sort --lines --folded --pprof --svg -n --max
+		      --help"
+		;;
+	script)
+		case $prev in
+		-i|--input)
+			_uwprof_reply -f -- "$cur"; return 0 ;;
+		esac
+		opts="-i --input --lines --help"
+		;;
+	table)
+		case $prev in
+		--blob)
+			_uwprof_reply -f -- "$cur"; return 0 ;;
+		esac
+		if [[ $cur != -* ]]; then
+			_uwprof_reply -f -- "$cur"; return 0
+		fi
+		opts="--stats --quiet --blob --help"
+		;;
+	status)
+		opts="--help"
+		;;
+	help)
+		_uwprof_reply -W "$cmds" -- "$cur"; return 0
+		;;
+	*)
+		return 0 ;;
+	esac
+	if [[ $cur == -* ]]; then
+		_uwprof_reply -W "$opts" -- "$cur"
+	elif [ "$cmd" = record ]; then
+		_uwprof_reply -c -- "$cur"
+	fi
+	return 0
+}
+complete -o default -o bashdefault -F _uwprof uwprof
