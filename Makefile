@@ -8,6 +8,8 @@
 #   make tool
 #   make demo             profile the bundled demo, write a flamegraph
 #   make check            every test: host tests and the four guest targets
+#   make accuracy         stack-accuracy suite in the four guests, vs perf
+#   make bench            overhead figures, written to docs/results.md
 #   make dkms-install     install the module through DKMS
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
@@ -26,7 +28,7 @@ KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(ARCH),ARCH=$(ARCH)) \
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 
 .PHONY: all module module-clean tool deps demo check check-host check-guest \
-	dkms-install dkms-uninstall fuzz bench-table clean
+	dkms-install dkms-uninstall fuzz bench-table clean accuracy bench
 
 all: tool
 ifneq ($(wildcard $(KDIR)/Makefile),)
@@ -59,6 +61,14 @@ check-guest: deps
 
 fuzz:
 	$(MAKE) -C tool fuzz
+
+# Stack accuracy against expected chains in all four guests (uwprof vs perf).
+accuracy: deps
+	tests/accuracy/run
+
+# Overhead and cost figures (x86_64 guest and host); writes docs/results.md.
+bench: deps
+	tests/bench/run
 
 bench-table:
 	$(MAKE) -C tool bench-table
