@@ -24,9 +24,9 @@ static void report_usage(FILE *f)
 	fprintf(f,
 		"usage: uwprof report [-i FILE] [--sort sym|dso,sym] [--lines]\n"
 		"                     [--folded] [--pprof OUT] [--svg OUT]\n"
-		"  Without an output option, print the functions sorted by self\n"
-		"  samples: self and children (self plus callees) percentages\n"
-		"  of the sampled period, and the self sample count.\n"
+		"  Print the functions sorted by self samples: self and children\n"
+		"  (self plus callees) percentages of the sampled period, and the\n"
+		"  self sample count; --folded prints folded stacks instead.\n"
 		"  -i, --input FILE  the profile (default uwprof.data)\n"
 		"  -s, --sort KEYS   sym (default): one row per function name;\n"
 		"                    dso,sym: one per object and function\n"
@@ -347,7 +347,7 @@ int uwprof_cmd_report(int argc, char **argv)
 		if (ret == -ENOMEM)
 			fprintf(stderr, "uwprof: %s: out of memory\n", o.input);
 		err |= ret != 0;
-	} else if (!o.pprof && !o.svg) {
+	} else {
 		if (print_table(&r, &o, stdout)) {
 			fprintf(stderr, "uwprof: %s: out of memory\n", o.input);
 			err = 1;
