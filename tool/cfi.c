@@ -827,7 +827,8 @@ static int cfi_exec(struct uwprof_cfi *c, const struct uwprof_cfi_cie *cie,
 			col = cfi_col(c, cie, s, reg);
 			if (col) {
 				col->type = UWPROF_REG_AT_CFA;
-				col->off = -(int64_t)(u * (uint64_t)cie->data_align);
+				col->off = (int64_t)(0 - u *
+						     (uint64_t)cie->data_align);
 			}
 			continue;
 		case CFA_restore_extended:
