@@ -4,9 +4,11 @@
  * exceptions, a namespace, and two functions carrying Rust symbol names
  * (legacy and v0 mangling, through asm labels). Built with -O2
  * -fomit-frame-pointer -g; run, it prints a checksum so nothing is
- * optimized away.
+ * optimized away. An argument multiplies the work (for a real 'perf
+ * record' of it).
  */
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <vector>
 
@@ -68,12 +70,12 @@ int main(int argc, char **argv)
 	std::vector<double> vd(1000, 1.5);
 	std::vector<long> vl(1000, 3);
 	long sum = 0;
+	int n = argc > 1 ? 100 * std::atoi(argv[1]) : 100;
 
-	(void)argv;
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; i < n; i++) {
 		sum += (long)ad.add_all(vd) + al.add_all(vl);
 		sum += shapes::guarded(i - argc * 50);
-		sum += rust_v0(i);
+		sum += rust_v0(i % 1000);
 	}
 	std::printf("%ld\n", sum);
 	return 0;
