@@ -17,7 +17,7 @@
 
 #include <linux/uwprof.h>
 
-/* Why a row got an unsupported rule (or was left out); index of unsupported[]. */
+/* Why a row got an unsupported rule; index of unsupported[]. */
 enum uwprof_unsup {
 	UWPROF_UNSUP_CFA_EXPR = 0,	/* CFA expression other than the PLT forms */
 	UWPROF_UNSUP_CFA_REG,		/* CFA register other than sp / fp */
@@ -53,10 +53,11 @@ struct uwprof_blob {
 
 struct uwprof_table_stats {
 	uint64_t	cies;
-	uint64_t	fdes;			/* FDEs with a non-empty range */
-	uint64_t	fdes_overlapping;	/* FDEs clipped by an earlier one */
+	uint64_t	fdes;			/* non-empty FDEs over code */
+	uint64_t	fdes_overlapping;	/* of those, clipped by an earlier one */
 	uint64_t	fdes_outside;		/* FDEs outside executable segments: dropped */
 	uint64_t	rows;			/* rows in the blob, END rows included */
+	/* END, PLT and signal rows; signal rows are not counted unsupported */
 	uint64_t	end_rows;
 	uint64_t	plt_rows;
 	uint64_t	signal_rows;
