@@ -67,29 +67,64 @@ void uwprof_folded_free(struct uwprof_folded_stack *v, size_t nr)
 	free(v);
 }
 
+/* Samples with the same comm and frame indexes share one line. */
+static int sample_cmp(const void *a, const void *b, void *arg)
+{
+	const struct uwprof_rep *r = arg;
+	const struct uwprof_rep_sample *x = &r->samples[*(const size_t *)a];
+	const struct uwprof_rep_sample *y = &r->samples[*(const size_t *)b];
+	int c = strcmp(x->comm, y->comm);
+
+	if (c)
+		return c;
+	if (x->nr_kernel != y->nr_kernel)
+		return x->nr_kernel < y->nr_kernel ? -1 : 1;
+	if (x->nr_user != y->nr_user)
+		return x->nr_user < y->nr_user ? -1 : 1;
+	return memcmp(x->frames, y->frames,
+		      (x->nr_kernel + x->nr_user) * sizeof(*x->frames));
+}
+
 int uwprof_folded_collect(const struct uwprof_rep *r,
 			  struct uwprof_folded_stack **out, size_t *nr)
 {
-	struct uwprof_folded_stack *v;
-	size_t i, j;
+	struct uwprof_folded_stack *v = NULL;
+	size_t i, j, n = 0, *idx;
 
 	*out = NULL;
 	*nr = 0;
-	v = calloc(r->nr_samples ? r->nr_samples : 1, sizeof(*v));
-	if (!v)
+	idx = malloc((r->nr_samples ? r->nr_samples : 1) * sizeof(*idx));
+	if (!idx)
 		return -ENOMEM;
-	for (i = 0; i < r->nr_samples; i++) {
-		v[i].line = stack_line(r, &r->samples[i]);
-		v[i].count = 1;
-		if (!v[i].line) {
-			uwprof_folded_free(v, i);
+	for (i = 0; i < r->nr_samples; i++)
+		idx[i] = i;
+	qsort_r(idx, r->nr_samples, sizeof(*idx), sample_cmp, (void *)r);
+	for (i = 0; i < r->nr_samples; i++)
+		n += !i || sample_cmp(&idx[i - 1], &idx[i], (void *)r);
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v) {
+		free(idx);
+		return -ENOMEM;
+	}
+	/* Distinct frame lists first, then merge equal names. */
+	for (i = 0, j = 0; i < r->nr_samples; i++) {
+		if (i && !sample_cmp(&idx[i - 1], &idx[i], (void *)r)) {
+			v[j - 1].count++;
+			continue;
+		}
+		v[j].line = stack_line(r, &r->samples[idx[i]]);
+		v[j].count = 1;
+		if (!v[j++].line) {
+			free(idx);
+			uwprof_folded_free(v, j);
 			return -ENOMEM;
 		}
 	}
-	qsort(v, r->nr_samples, sizeof(*v), stack_cmp);
-	for (i = 0, j = 0; i < r->nr_samples; i++) {
+	free(idx);
+	qsort(v, n, sizeof(*v), stack_cmp);
+	for (i = 0, j = 0; i < n; i++) {
 		if (j && !strcmp(v[j - 1].line, v[i].line)) {
-			v[j - 1].count++;
+			v[j - 1].count += v[i].count;
 			free(v[i].line);
 			continue;
 		}
