@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -270,32 +271,40 @@ static inline int uwt_maps_set(int fd, pid_t pid, struct uwprof_map *maps,
 
 /* ---- target processes ---- */
 
-/* Starts 'path' with 'arg'; returns its pid once it has exec'd. */
+/*
+ * Starts 'path' with 'arg' and returns its pid once the new program runs:
+ * it writes a byte to fd 3 from main(). Waiting for /proc/PID/exe is not
+ * enough: exec switches the file before it finishes (and before the
+ * module's exec probe drops the process's mappings).
+ */
 static inline pid_t uwt_spawn(const char *path, const char *arg)
 {
-	char exe[64], buf[PATH_MAX], real[PATH_MAX];
-	pid_t pid = fork();
-	int i;
+	struct pollfd p;
+	int fds[2];
+	pid_t pid;
+	char c;
 
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	pid = fork();
 	if (pid < 0)
 		return -errno;
 	if (!pid) {
+		if (dup2(fds[1], 3) != 3)
+			_exit(126);
 		execl(path, path, arg, (char *)NULL);
 		_exit(127);
 	}
-	if (!realpath(path, real))
-		return pid;
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
-	for (i = 0; i < 500; i++) {
-		ssize_t n = readlink(exe, buf, sizeof(buf) - 1);
-
-		if (n > 0) {
-			buf[n] = 0;
-			if (!strcmp(buf, real))
-				break;
-		}
-		usleep(2000);
+	close(fds[1]);
+	p.fd = fds[0];
+	p.events = POLLIN;
+	if (poll(&p, 1, 10000) != 1 || read(fds[0], &c, 1) != 1) {
+		close(fds[0]);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -ETIMEDOUT;
 	}
+	close(fds[0]);
 	return pid;
 }
 
