@@ -19,6 +19,9 @@
 #include "compat.h"
 #include "internal.h"
 
+/* All rings together; beyond this START fails with E2BIG. */
+#define UWPROF_RINGS_MAX_BYTES	(1ULL << 30)
+
 static const struct uwprof_rec_lost uwprof_lost_proto = {
 	.hdr = { .type = UWPROF_REC_LOST, .size = sizeof(struct uwprof_rec_lost) },
 };
@@ -37,7 +40,8 @@ struct uwprof_rings *uwprof_ring_alloc(u32 data_pages, wait_queue_head_t *wq)
 	u32 i, nr = nr_cpu_ids;
 
 	stride = ((u64)data_pages + 2) << PAGE_SHIFT;
-	if (check_mul_overflow(stride, (u64)nr, &total) || total > LONG_MAX)
+	if (check_mul_overflow(stride, (u64)nr, &total) ||
+	    total > UWPROF_RINGS_MAX_BYTES)
 		return ERR_PTR(-E2BIG);
 
 	rs = kvzalloc(struct_size(rs, ring, nr), GFP_KERNEL_ACCOUNT);
