@@ -39,17 +39,19 @@ struct uwprof_rep_frame {
 	uint64_t	vaddr;		/* object address (ip - bias); ip for kernel */
 	uint64_t	sym_start;	/* runtime address of the symbol */
 	const char	*sym;		/* demangled name, NULL: unresolved */
-	const char	*dso;		/* object path, "[kernel.kallsyms]", "[vdso]",
-					 * or NULL when no mapping holds ip */
+	/* object path, "[kernel.kallsyms]", "[vdso]"; NULL: in no mapping */
+	const char	*dso;
 	const char	*file;		/* with --lines */
 	unsigned int	line;
 	int		kernel;
 	int		map;		/* index into maps[], -1: none */
-	char		*label;		/* report/pprof name: sym, or dso+0xoff,
-					 * or [unknown] */
-	char		*folded;	/* folded/SVG name: sym without ';' and
-					 * newlines, or [dso basename], or
-					 * [unknown]; kernel ones end in _[k] */
+	/* report/pprof name: sym, or dso+0xoff, or [unknown] */
+	char		*label;
+	/*
+	 * folded/SVG name: sym without ';' and line breaks, or [dso
+	 * basename], or [unknown]; kernel ones end in _[k]
+	 */
+	char		*folded;
 };
 
 struct uwprof_rep_sample {
@@ -62,8 +64,8 @@ struct uwprof_rep_sample {
 	uint32_t	nr_kernel;
 	uint32_t	nr_user;
 	const char	*comm;		/* never NULL */
-	uint32_t	*frames;	/* nr_kernel + nr_user, leaf first, kernel
-					 * frames first (as in the file) */
+	/* nr_kernel + nr_user, leaf first, kernel ones first (as in the file) */
+	uint32_t	*frames;
 };
 
 struct uwprof_rep_hash;

@@ -123,7 +123,7 @@ char *uwprof_syms_demangle(const char *name)
 	/*
 	 * Rust first: its legacy scheme is valid Itanium mangling too, and
 	 * only the Rust demangler drops the trailing hash. It declines
-	 * names that are not Rust, so C++ falls through.
+	 * names that are not Rust, which then go to the C++ demangler.
 	 */
 	if (name[1] == 'R' || name[1] == 'Z') {
 		d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_RUST);

@@ -98,8 +98,8 @@ static void *slurp(const char *path, size_t *size)
 
 	if (!f)
 		return NULL;
-	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 &&
-	    !fseek(f, 0, SEEK_SET)) {
+	n = fseek(f, 0, SEEK_END) ? -1 : ftell(f);
+	if (n > 0 && !fseek(f, 0, SEEK_SET)) {
 		buf = malloc((size_t)n);
 		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
 			free(buf);
