@@ -13,6 +13,7 @@
 #include <linux/kernel.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -20,7 +21,7 @@
 #include "internal.h"
 
 /* All rings together; beyond this START fails with E2BIG. */
-#define UWPROF_RINGS_MAX_BYTES	(1ULL << 30)
+#define UWPROF_RINGS_MAX_BYTES	((u64)SZ_1G)
 
 static const struct uwprof_rec_lost uwprof_lost_proto = {
 	.hdr = { .type = UWPROF_REC_LOST, .size = sizeof(struct uwprof_rec_lost) },
