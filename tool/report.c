@@ -30,7 +30,8 @@ static void report_usage(FILE *f)
 		"  -i, --input FILE  the profile (default uwprof.data)\n"
 		"  -s, --sort KEYS   sym (default): one row per function name;\n"
 		"                    dso,sym: one per object and function\n"
-		"  --lines           file:line through DWARF (pprof, table)\n"
+		"  --lines           file:line through DWARF: a row's hottest line,\n"
+		"                    and per location in --pprof\n"
 		"  --folded          folded stacks to stdout (FlameGraph input):\n"
 		"                    comm;root;...;leaf[;kernel_[k]...] count\n"
 		"  --pprof OUT       gzipped pprof profile ('go tool pprof OUT')\n"
@@ -47,6 +48,8 @@ struct fn_row {
 	uint64_t	self;		/* period */
 	uint64_t	total;		/* period of samples it is on */
 	uint64_t	self_samples;
+	uint32_t	hot;		/* its frame with the most self samples */
+	uint64_t	hot_samples;
 	uint64_t	last;		/* 1 + last sample counted in total */
 };
 
@@ -149,7 +152,7 @@ static void print_header(const struct uwprof_rep *r, FILE *f)
 static int print_table(const struct uwprof_rep *r, const struct report_opts *o,
 		       FILE *f)
 {
-	uint32_t *order = NULL, *fid = NULL, j, id;
+	uint32_t *order = NULL, *fid = NULL, *fself = NULL, j, id;
 	struct fn_row *rows = NULL;
 	size_t i, nr_rows = 0, shown, dso_w = 13;
 	uint64_t whole = r->total_period, w;
@@ -161,15 +164,18 @@ static int print_table(const struct uwprof_rep *r, const struct report_opts *o,
 	order = malloc((r->nr_frames + 1) * sizeof(*order));
 	fid = malloc((r->nr_frames + 1) * sizeof(*fid));
 	rows = calloc(r->nr_frames + 1, sizeof(*rows));
-	if (!order || !fid || !rows)
+	fself = calloc(r->nr_frames + 1, sizeof(*fself));
+	if (!order || !fid || !rows || !fself)
 		goto free;
 	/* One row per distinct key: sort the frames, number the runs. */
 	for (j = 0; j < r->nr_frames; j++)
 		order[j] = j;
 	qsort_r(order, r->nr_frames, sizeof(*order), frame_key_cmp, &ctx);
 	for (j = 0; j < r->nr_frames; j++) {
-		if (!j || key_cmp(r, order[j - 1], order[j], o->by_dso))
+		if (!j || key_cmp(r, order[j - 1], order[j], o->by_dso)) {
+			rows[nr_rows].hot = order[j];
 			rows[nr_rows++].frame = order[j];
+		}
 		fid[order[j]] = (uint32_t)(nr_rows - 1);
 	}
 	for (i = 0; i < r->nr_samples; i++) {
@@ -180,6 +186,7 @@ static int print_table(const struct uwprof_rep *r, const struct report_opts *o,
 			id = fid[s->frames[0]];
 			rows[id].self += w;
 			rows[id].self_samples++;
+			fself[s->frames[0]]++;
 		}
 		for (j = 0; j < s->nr_kernel + s->nr_user; j++) {
 			id = fid[s->frames[j]];
@@ -191,6 +198,16 @@ static int print_table(const struct uwprof_rep *r, const struct report_opts *o,
 	}
 	if (!whole)
 		whole = r->nr_samples;
+	/* With --lines a row shows the line of its hottest address. */
+	for (j = 0; j < r->nr_frames; j++) {
+		id = fid[j];
+		if (fself[j] > rows[id].hot_samples ||
+		    (!rows[id].hot_samples && r->frames[j].file &&
+		     !r->frames[rows[id].hot].file)) {
+			rows[id].hot = j;
+			rows[id].hot_samples = fself[j];
+		}
+	}
 	qsort_r(rows, nr_rows, sizeof(*rows), row_cmp, &ctx);
 	for (i = 0; i < nr_rows && o->by_dso; i++) {
 		fr = &r->frames[rows[i].frame];
@@ -215,8 +232,9 @@ static int print_table(const struct uwprof_rep *r, const struct report_opts *o,
 				fr->dso ? uwprof_rep_basename(fr->dso) :
 					  "[unknown]");
 		fprintf(f, "%s%s", fr->kernel ? "[k] " : "", fr->label);
-		if (o->lines && fr->file)
-			fprintf(f, "  %s:%u", fr->file, fr->line);
+		if (o->lines && r->frames[rows[i].hot].file)
+			fprintf(f, "  %s:%u", r->frames[rows[i].hot].file,
+				r->frames[rows[i].hot].line);
 		fputc('\n', f);
 	}
 	if (shown < nr_rows)
@@ -226,6 +244,7 @@ static int print_table(const struct uwprof_rep *r, const struct report_opts *o,
 free:
 	free(order);
 	free(fid);
+	free(fself);
 	free(rows);
 	return ret;
 }

@@ -139,12 +139,22 @@ char *uwprof_syms_demangle(const char *name)
 static int ent_cmp(const void *a, const void *b)
 {
 	const struct sym_ent *x = a, *y = b;
+	size_t ux, uy, lx, ly;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	/* Best first among equal addresses. */
 	if (x->rank != y->rank)
 		return x->rank > y->rank ? -1 : 1;
+	/* Aliases: the public name (mprotect) over __mprotect, __GI_... */
+	ux = strspn(x->name, "_");
+	uy = strspn(y->name, "_");
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx > ly ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
