@@ -234,9 +234,12 @@ static int obj_read_symtab(struct sym_obj *o, Elf *elf, Elf_Scn *scn,
 		e->addr = sym.st_value;
 		e->size = sym.st_size;
 		e->sec = obj_sec_of(o, sym.st_value);
-		/* Prefer sized, typed, global, and .symtab over .dynsym. */
+		/*
+		 * Prefer sized, typed, then (as perf does) non-weak over
+		 * weak and global over local, and .symtab over .dynsym.
+		 */
 		e->rank = (sym.st_size ? 8 : 0) + (type != STT_NOTYPE ? 4 : 0) +
-			  (bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0) -
+			  (bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 0 : 1) -
 			  (from_dynsym ? 1 : 0);
 		e->name = uwprof_syms_demangle(name);
 		if (!e->name)
@@ -604,12 +607,22 @@ int uwprof_syms_lookup(struct uwprof_syms *s, int obj, uint64_t addr,
 	return 0;
 }
 
+/* By address; among aliases the one to show first, as for objects. */
 static int ksym_cmp(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
+	size_t ux, uy, lx, ly;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
+	ux = strspn(x->name, "_");
+	uy = strspn(y->name, "_");
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx > ly ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -724,6 +737,8 @@ int uwprof_syms_kernel_lookup(struct uwprof_syms *s, uint64_t addr,
 	if (!lo || (lo == s->nr_ksyms &&
 		    addr - s->ksyms[lo - 1].addr > KSYM_TAIL))
 		return -ENOENT;
+	while (lo > 1 && s->ksyms[lo - 2].addr == s->ksyms[lo - 1].addr)
+		lo--;	/* the first alias is the preferred one */
 	res->name = s->ksyms[lo - 1].name;
 	res->start = s->ksyms[lo - 1].addr;
 	*dso = s->ksyms[lo - 1].dso;
