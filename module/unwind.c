@@ -80,13 +80,16 @@ static u64 strip_ra(struct walk *w, u64 ra)
 /*
  * Common exit of every step that found the caller's pc and sp. sp may stay
  * equal only when the return address came from the link register, which
- * happens at most once in a row (lr is unknown after that).
+ * happens at most once in a row (lr is unknown after that). A CFA is an
+ * ABI-aligned sp; a frame-pointer frame is only held to 8 bytes.
  */
 static u32 step_to(struct walk *w, u64 pc, u64 sp, bool fp_frame,
 		   bool same_sp_ok)
 {
+	u64 align = fp_frame ? 8 : UWPROF_ARCH_SP_ALIGN;
+
 	if (unlikely(sp < w->sp || (sp == w->sp && !same_sp_ok) ||
-		     sp >= w->limit || (sp & 7)))
+		     sp >= w->limit || (sp & (align - 1))))
 		return STEP_STOP(UWPROF_STOP_BAD_SP);
 	if (unlikely(!pc))
 		return STEP_STOP(fp_frame ? UWPROF_STOP_FP_END : UWPROF_STOP_OK);

@@ -88,7 +88,13 @@ static inline int uwprof_host_read(void *ctx, void *dst, u64 addr, size_t n)
 
 #define UWPROF_ENV_READ(env, dst, addr, n)	uwprof_host_read((env), (dst), (addr), (n))
 #define UWPROF_ENV_USER_LIMIT(env)	(((struct uwprof_host_env *)(env))->user_limit)
-#define UWPROF_ENV_STRIP_PAC(env, a)	\
-	((a) & ((1ULL << ((struct uwprof_host_env *)(env))->va_bits) - 1))
+#define UWPROF_ENV_STRIP_PAC(env, a)	uwprof_host_strip((env), (a))
+
+static inline u64 uwprof_host_strip(void *ctx, u64 a)
+{
+	const struct uwprof_host_env *env = ctx;
+
+	return env->va_bits >= 64 ? a : a & ((1ULL << env->va_bits) - 1);
+}
 
 #endif /* _UWPROF_UNWIND_ENV_HOST_H */

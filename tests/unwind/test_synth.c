@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The walk on synthetic stacks: a hand-built table over a fake text
+ * mapping, a stack written word by word into a snapshot buffer, and the
+ * expected frames and stop reason of every path of unwind.c (table frames,
+ * pc - 1 lookups, arm64 link register and PAC, frame-pointer fallback, no
+ * table, unknown mapping, signal frames by row and by code, PLT, every stop
+ * reason). Built once per arch of the core (native and UWPROF_HOST_ARM64).
+ */
+#include <stdlib.h>
+
+#include "testlib.h"
+
+#if defined(UWPROF_ENV_X86_64)
+#include "unwind_x86_64.h"
+#define ARM64	0
+#elif defined(UWPROF_ENV_ARM64)
+#include "unwind_arm64.h"
+#define ARM64	1
+#endif
+
+#define NR(a)		(sizeof(a) / sizeof((a)[0]))
+
+/* Fake address space. */
+#define TEXT		0x400000ULL	/* table-covered object, bias 0 */
+#define JIT		0x600000ULL	/* mapping without table */
+#define STACK		0x7ffff0000000ULL
+#define STACK_WORDS	4096
+#define LIMIT		0x800000000000ULL
+
+/* Functions of the fake object, offsets from TEXT. */
+#define F_A		0x1000	/* ordinary frame */
+#define F_LEAF		0x1100	/* x86: CFA=sp+8; arm64: CFA=sp, ra in lr */
+#define F_FP		0x1200	/* CFA=fp+16 */
+#define F_OUTER		0x1300	/* ra undefined */
+#define F_UNSUP		0x1400	/* CFA expression */
+#define F_GAP		0x1500	/* END row: no unwind info */
+#define F_SIG		0x1600	/* signal trampoline FDE */
+#define F_PLT		0x1700	/* x86_64 PLT */
+#define F_END		0x1800
+
+enum { R_END, R_A, R_LEAF, R_FP, R_OUTER, R_UNSUP, R_SIG, R_PLT, R_NR };
+
+static struct uwprof_rule rules[R_NR];
+
+static void make_rules(void)
+{
+	struct uwprof_rule *r;
+
+	r = &rules[R_A];
+	r->cfa_type = UWPROF_CFA_SP;
+	r->cfa_off = 16;
+	r->ra_type = UWPROF_REG_AT_CFA;
+	r->ra_off = -8;
+	/* x86: push %rbx kept fp; arm64: stp x29, x30, [sp, #-16]! */
+	r->fp_type = ARM64 ? UWPROF_REG_AT_CFA : UWPROF_REG_SAME;
+	r->fp_off = ARM64 ? -16 : 0;
+
+	r = &rules[R_LEAF];
+	r->cfa_type = UWPROF_CFA_SP;
+	r->cfa_off = ARM64 ? 0 : 8;
+	r->ra_type = ARM64 ? UWPROF_REG_SAME : UWPROF_REG_AT_CFA;
+	r->ra_off = ARM64 ? 0 : -8;
+	r->fp_type = UWPROF_REG_SAME;
+
+	r = &rules[R_FP];
+	r->cfa_type = UWPROF_CFA_FP;
+	r->cfa_off = 16;
+	r->fp_type = UWPROF_REG_AT_CFA;
+	r->fp_off = -16;
+	r->ra_type = UWPROF_REG_AT_CFA;
+	r->ra_off = -8;
+
+	r = &rules[R_OUTER];
+	r->cfa_type = UWPROF_CFA_SP;
+	r->cfa_off = 16;
+	r->ra_type = UWPROF_REG_UNDEF;
+	r->fp_type = UWPROF_REG_UNDEF;
+
+	r = &rules[R_UNSUP];
+	r->cfa_type = UWPROF_CFA_UNSUPPORTED;
+	r->ra_type = UWPROF_REG_UNSUPPORTED;
+
+	r = &rules[R_SIG];
+	r->cfa_type = UWPROF_CFA_UNSUPPORTED;
+	r->fp_type = UWPROF_REG_UNSUPPORTED;
+	r->ra_type = UWPROF_REG_UNSUPPORTED;
+	r->flags = UWPROF_RULE_SIGNAL;
+
+	r = &rules[R_PLT];
+	if (ARM64) {
+		*r = rules[R_A];
+	} else {
+		r->cfa_type = UWPROF_CFA_PLT;
+		r->cfa_off = 8;
+		r->cfa_arg = 11;
+		r->ra_type = UWPROF_REG_AT_CFA;
+		r->ra_off = -8;
+		r->fp_type = UWPROF_REG_SAME;
+	}
+}
+
+static const struct tb_row rows[] = {
+	{ F_A, R_A }, { F_LEAF, R_LEAF }, { F_FP, R_FP }, { F_OUTER, R_OUTER },
+	{ F_UNSUP, R_UNSUP }, { F_GAP, R_END }, { F_SIG, R_SIG },
+	{ F_PLT, R_PLT }, { F_END, R_END },
+};
+
+/* One test case's world: the stack snapshot, code bytes, maps, env. */
+struct world {
+	u64 stack[STACK_WORDS];
+	u8 code[64];			/* at TEXT + F_GAP: sigreturn by code */
+	struct uwprof_unwind_map maps[2];
+	struct uwprof_host_env env;
+	struct uwprof_regs regs;
+	u64 ips[64];
+	struct uwprof_unwind_res res;
+	u32 nr;
+};
+
+static struct tb_blob blob;
+
+/* Write a word at a stack address. */
+static void put(struct world *w, u64 addr, u64 val)
+{
+	if (addr < STACK || addr >= STACK + 8 * STACK_WORDS || (addr & 7)) {
+		fprintf(stderr, "bad synthetic stack address %#llx\n",
+			(unsigned long long)addr);
+		exit(2);
+	}
+	w->stack[(addr - STACK) / 8] = val;
+}
+
+static void world_init(struct world *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->maps[0] = (struct uwprof_unwind_map){
+		.start = TEXT, .end = TEXT + 0x10000, .bias = 0, .table = &blob.table,
+	};
+	w->maps[1] = (struct uwprof_unwind_map){
+		.start = JIT, .end = JIT + 0x10000, .flags = UWPROF_MAP_NO_TABLE,
+	};
+	w->env.nr_regions = 2;
+	w->env.region[0] = (struct uwprof_host_region){
+		.start = STACK, .size = sizeof(w->stack), .data = (const u8 *)w->stack,
+	};
+	w->env.region[1] = (struct uwprof_host_region){
+		.start = TEXT + F_GAP, .size = sizeof(w->code), .data = w->code,
+	};
+	w->env.user_limit = LIMIT;
+	w->env.va_bits = 48;
+}
+
+static void run(struct world *w, u32 flags, u32 depth)
+{
+	struct uwprof_unwind_req req = {
+		.maps = w->maps, .nr_maps = NR(w->maps), .flags = flags,
+		.regs = w->regs, .ips = w->ips, .max_depth = depth, .env = &w->env,
+	};
+
+	memset(w->ips, 0, sizeof(w->ips));
+	w->nr = uwprof_unwind_user(&req, &w->res);
+}
+
+static const char *stop_name(u32 s)
+{
+	static const char *const n[] = {
+		"OK", "FP_END", "DEPTH", "NO_MAP", "NO_ROW", "UNSUPPORTED",
+		"READ", "BAD_SP", "BAD_PC", "NO_PROCESS",
+	};
+
+	return s < NR(n) ? n[s] : "?";
+}
+
+/* Compare frames and stop reason, print what differs. */
+static bool expect(struct tap *t, struct world *w, const u64 *ips, u32 nr, u32 stop,
+		   const char *desc)
+{
+	bool ok = w->nr == nr && w->res.nr == nr && w->res.stop == stop;
+	u32 i;
+
+	for (i = 0; ok && i < nr; i++)
+		ok = w->ips[i] == ips[i];
+	if (!tap_ok(t, ok, "%s: %u frames, stop %s", desc, w->nr, stop_name(w->res.stop))) {
+		tap_diag("want %u frames, stop %s", nr, stop_name(stop));
+		for (i = 0; i < w->nr || i < nr; i++)
+			tap_diag("  #%u got %#llx want %#llx", i,
+				 (unsigned long long)(i < w->nr ? w->ips[i] : 0),
+				 (unsigned long long)(i < nr ? ips[i] : 0));
+	}
+	return ok;
+}
+
+#define S	(STACK + 0x100)
+
+/*
+ * The chain LEAF <- A <- FP <- OUTER, leaf interrupted at TEXT + F_LEAF + 0x10.
+ * x86_64 stack (S = sp): [S] ra into A; A's frame S+8..S+24 with ra at S+16
+ * into FP; FP's record at fp = S+40: [S+40] saved fp, [S+48] ra into OUTER.
+ * arm64: lr = ra into A; A's record at S: [S] = fp for FP, [S+8] ra into FP;
+ * FP's record at S+32: [S+32] saved fp, [S+40] ra into OUTER.
+ */
+static void build_chain(struct world *w, u64 ra_a, u64 ra_fp, u64 ra_outer)
+{
+	w->regs.pc = TEXT + F_LEAF + 0x10;
+	w->regs.sp = S;
+	if (!ARM64) {
+		put(w, S, ra_a);
+		put(w, S + 16, ra_fp);
+		put(w, S + 40, 0);
+		put(w, S + 48, ra_outer);
+		w->regs.fp = S + 40;
+	} else {
+		w->regs.lr = ra_a;
+		w->regs.fp = 0x1234;	/* clobbered: A's rule restores it */
+		put(w, S, S + 32);
+		put(w, S + 8, ra_fp);
+		put(w, S + 32, 0);
+		put(w, S + 40, ra_outer);
+	}
+}
+
+static void test_chain(struct tap *t, struct world *w)
+{
+	u64 want[] = { TEXT + F_LEAF + 0x10, TEXT + F_A + 0x20, TEXT + F_FP + 0x30,
+		       TEXT + F_OUTER + 0x40 };
+
+	world_init(w);
+	build_chain(w, want[1], want[2], want[3]);
+	run(w, 0, 64);
+	expect(t, w, want, 4, UWPROF_STOP_OK, "table chain to an undefined ra");
+	tap_ok(t, w->res.flags == 0 && w->res.fp_frames == 0 && w->res.unknown_pc == 0,
+	       "table chain: no fp fallback, no unknown pc");
+
+	run(w, 0, 2);
+	expect(t, w, want, 2, UWPROF_STOP_DEPTH, "max_depth 2 stops with DEPTH");
+	run(w, 0, 1);
+	expect(t, w, want, 1, UWPROF_STOP_DEPTH, "max_depth 1 stops with DEPTH");
+
+	/*
+	 * Return address at the first byte after A: pc - 1 is A's, so A's rule
+	 * must be used (LEAF's differs). Same frames, shifted address.
+	 */
+	world_init(w);
+	want[1] = TEXT + F_LEAF;
+	build_chain(w, want[1], want[2], want[3]);
+	run(w, 0, 64);
+	expect(t, w, want, 4, UWPROF_STOP_OK, "return address at a function end looks up pc - 1");
+
+	/* The interrupted pc itself is looked up exactly. */
+	world_init(w);
+	want[1] = TEXT + F_A + 0x20;
+	build_chain(w, want[1], want[2], want[3]);
+	w->regs.pc = TEXT + F_LEAF;
+	want[0] = TEXT + F_LEAF;
+	run(w, 0, 64);
+	expect(t, w, want, 4, UWPROF_STOP_OK, "first frame at a function start looks up pc");
+}
+
+static void test_stops(struct tap *t, struct world *w)
+{
+	u64 want[8];
+
+	/* pc 0 and pc above the limit: nothing to report. */
+	world_init(w);
+	run(w, 0, 64);
+	tap_ok(t, w->nr == 0 && w->res.stop == UWPROF_STOP_BAD_PC, "pc 0: 0 frames, BAD_PC");
+	w->regs.pc = LIMIT;
+	run(w, 0, 64);
+	tap_ok(t, w->nr == 0 && w->res.stop == UWPROF_STOP_BAD_PC, "pc at the limit: BAD_PC");
+
+	/* pc in no mapping: the pc is reported for an UNKNOWN_MAP record. */
+	world_init(w);
+	w->regs.pc = 0x500000;
+	w->regs.sp = S;
+	run(w, 0, 64);
+	want[0] = 0x500000;
+	expect(t, w, want, 1, UWPROF_STOP_NO_MAP, "first pc in no mapping");
+	tap_ok(t, w->res.unknown_pc == 0x500000, "NO_MAP reports the pc");
+
+	/* A return address into no mapping, after a good frame. */
+	world_init(w);
+	build_chain(w, 0x500123, 0, 0);
+	run(w, 0, 64);
+	want[0] = TEXT + F_LEAF + 0x10;
+	want[1] = 0x500123;
+	expect(t, w, want, 2, UWPROF_STOP_NO_MAP, "return address in no mapping");
+	tap_ok(t, w->res.unknown_pc == 0x500123, "NO_MAP reports the return address");
+
+	/* Return address above user space. */
+	world_init(w);
+	build_chain(w, 0xffffffff81000000ULL, 0, 0);
+	if (ARM64)
+		w->env.va_bits = 64;	/* no strip: the address stays kernel-like */
+	run(w, 0, 64);
+	expect(t, w, want, 1, UWPROF_STOP_BAD_PC, "kernel return address: BAD_PC");
+
+	/* sp outside the snapshot: the read fails. */
+	world_init(w);
+	build_chain(w, TEXT + F_A + 0x20, TEXT + F_FP + 0x30, TEXT + F_OUTER);
+	w->regs.pc = TEXT + F_A + 0x20;
+	w->regs.sp = STACK - 0x1000;
+	run(w, 0, 64);
+	want[0] = w->regs.pc;
+	expect(t, w, want, 1, UWPROF_STOP_READ, "unreadable stack: READ");
+
+	/* sp above the limit at the start. */
+	world_init(w);
+	w->regs.pc = TEXT + F_A;
+	w->regs.sp = LIMIT + 0x100;
+	run(w, 0, 64);
+	want[0] = TEXT + F_A;
+	expect(t, w, want, 1, UWPROF_STOP_BAD_SP, "sp above the limit: BAD_SP");
+
+	/* CFA from fp below sp. */
+	world_init(w);
+	w->regs.pc = TEXT + F_FP + 4;
+	w->regs.sp = S + 0x100;
+	w->regs.fp = S;
+	run(w, 0, 64);
+	want[0] = TEXT + F_FP + 4;
+	expect(t, w, want, 1, UWPROF_STOP_BAD_SP, "CFA below sp: BAD_SP");
+
+	/* A loop: the return address leads back to the same frame shape. */
+	world_init(w);
+	w->regs.pc = TEXT + F_A + 8;
+	w->regs.sp = S;
+	{
+		u32 i;
+
+		for (i = 0; i < 40; i++) {
+			put(w, S + 16 * i + 8, TEXT + F_A + 8);
+			put(w, S + 16 * i, S + 16 * i + 16);
+		}
+	}
+	run(w, 0, 30);
+	tap_ok(t, w->nr == 30 && w->res.stop == UWPROF_STOP_DEPTH,
+	       "repeating frames end at max_depth (%u, %s)", w->nr, stop_name(w->res.stop));
+
+	/* UNSUPPORTED CFA with and without fp fallback. */
+	world_init(w);
+	w->regs.pc = TEXT + F_UNSUP + 4;
+	w->regs.sp = S;
+	w->regs.fp = S + 32;
+	put(w, S + 32, 0);
+	put(w, S + 40, TEXT + F_OUTER + 4);
+	run(w, UWPROF_UNWIND_NO_FP_FALLBACK, 64);
+	want[0] = TEXT + F_UNSUP + 4;
+	expect(t, w, want, 1, UWPROF_STOP_UNSUPPORTED, "unsupported CFA, tables only: UNSUPPORTED");
+	run(w, 0, 64);
+	want[1] = TEXT + F_OUTER + 4;
+	expect(t, w, want, 2, UWPROF_STOP_OK, "unsupported CFA: fp fallback then table");
+	tap_ok(t, (w->res.flags & UWPROF_SAMPLE_FP_USED) && w->res.fp_frames == 1,
+	       "unsupported CFA: FP_USED set, one fp frame");
+
+	/* Undefined ra in the very first frame. */
+	world_init(w);
+	w->regs.pc = TEXT + F_OUTER + 4;	/* ra undefined: ends at once */
+	w->regs.sp = S;
+	run(w, 0, 64);
+	want[0] = w->regs.pc;
+	expect(t, w, want, 1, UWPROF_STOP_OK, "undefined ra in the first frame: OK");
+}
+
+static void test_fp(struct tap *t, struct world *w)
+{
+	u64 want[8];
+
+	/*
+	 * Gap (END row) then JIT (no table) then table frames:
+	 * fp records at S+16 and S+48.
+	 */
+	world_init(w);
+	w->regs.pc = TEXT + F_GAP + 0x30;	/* past the code[] region's pattern */
+	w->regs.sp = S;
+	w->regs.fp = S + 16;
+	put(w, S + 16, S + 48);
+	put(w, S + 24, JIT + 0x100);
+	put(w, S + 48, 0);
+	put(w, S + 56, TEXT + F_OUTER + 8);
+	run(w, 0, 64);
+	want[0] = TEXT + F_GAP + 0x30;
+	want[1] = JIT + 0x100;
+	want[2] = TEXT + F_OUTER + 8;
+	expect(t, w, want, 3, UWPROF_STOP_OK, "END row and no-table mapping walk by frame pointers");
+	tap_ok(t, w->res.fp_frames == 2 && (w->res.flags & UWPROF_SAMPLE_FP_USED),
+	       "two fp frames counted (%u)", w->res.fp_frames);
+
+	run(w, UWPROF_UNWIND_NO_FP_FALLBACK, 64);
+	expect(t, w, want, 1, UWPROF_STOP_NO_ROW, "END row, tables only: NO_ROW");
+	tap_ok(t, w->res.fp_frames == 0 && !(w->res.flags & UWPROF_SAMPLE_FP_USED),
+	       "tables only: no fp frame counted");
+
+	/* fp chain ending at a zero return address. */
+	world_init(w);
+	w->regs.pc = JIT + 0x10;
+	w->regs.sp = S;
+	w->regs.fp = S + 16;
+	put(w, S + 16, S + 48);
+	put(w, S + 24, JIT + 0x200);
+	run(w, 0, 64);
+	want[0] = JIT + 0x10;
+	want[1] = JIT + 0x200;
+	expect(t, w, want, 2, UWPROF_STOP_FP_END, "fp chain to a zero record: FP_END");
+
+	/* fp zero: nothing to follow. */
+	world_init(w);
+	w->regs.pc = JIT + 0x10;
+	w->regs.sp = S;
+	run(w, 0, 64);
+	expect(t, w, want, 1, UWPROF_STOP_FP_END, "fp zero: FP_END");
+
+	/* Misaligned, below sp, and too far above sp: rejected. */
+	world_init(w);
+	w->regs.pc = JIT + 0x10;
+	w->regs.sp = S;
+	w->regs.fp = S + 20;
+	run(w, 0, 64);
+	expect(t, w, want, 1, UWPROF_STOP_BAD_SP, "misaligned fp: BAD_SP");
+	w->regs.fp = S - 16;
+	run(w, 0, 64);
+	expect(t, w, want, 1, UWPROF_STOP_BAD_SP, "fp below sp: BAD_SP");
+	w->regs.fp = S + (64ULL << 20);
+	run(w, 0, 64);
+	expect(t, w, want, 1, UWPROF_STOP_BAD_SP, "fp 64 MiB above sp: BAD_SP");
+
+	/* An fp record pointing to itself does not loop: sp must rise. */
+	world_init(w);
+	w->regs.pc = JIT + 0x10;
+	w->regs.sp = S + 32;
+	w->regs.fp = S + 32;
+	put(w, S + 32, S);	/* next fp below the new sp */
+	put(w, S + 40, JIT + 0x20);
+	run(w, 0, 64);
+	want[1] = JIT + 0x20;
+	expect(t, w, want, 2, UWPROF_STOP_BAD_SP, "fp chain going down: BAD_SP");
+}
+
+/* The sigreturn trampoline's code, 0x10 into the gap (an END row). */
+#define TRAMP_CODE	(TEXT + F_GAP + 0x10)
+
+static void put_tramp_code(struct world *w)
+{
+	static const u8 x86[] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
+	static const u8 a64[] = { 0x68, 0x11, 0x80, 0xd2, 0x01, 0, 0, 0xd4 };
+
+	if (ARM64)
+		memcpy(w->code + 0x10, a64, sizeof(a64));
+	else
+		memcpy(w->code + 0x10, x86, sizeof(x86));
+}
+
+/* Fill a kernel-layout signal frame whose interrupted state is given. */
+static void put_sigframe(struct world *w, u64 frame_sp, u64 pc, u64 sp, u64 fp, u64 lr)
+{
+	u64 base = frame_sp + UWPROF_SIG_READ_OFF;
+
+	put(w, base + 8 * UWPROF_SIG_PC_WORD, pc);
+	put(w, base + 8 * UWPROF_SIG_SP_WORD, sp);
+	put(w, base + 8 * UWPROF_SIG_FP_WORD, fp);
+	if (UWPROF_SIG_LR_WORD >= 0)
+		put(w, base + 8 * (UWPROF_SIG_LR_WORD < 0 ? 0 : UWPROF_SIG_LR_WORD), lr);
+}
+
+static void test_signal(struct tap *t, struct world *w, bool by_code)
+{
+	u64 tramp = by_code ? TRAMP_CODE : TEXT + F_SIG + 4;
+	u64 s2 = S + 0x800;	/* interrupted sp */
+	u64 want[8];
+	const char *how = by_code ? "by code" : "by row";
+
+	/*
+	 * Handler in A (x86: ra at S+8 -> trampoline; arm64: ra in lr), the
+	 * trampoline's frame at S+16, the interrupted frame a LEAF at exactly
+	 * F_LEAF (pc - 1 would hit A's rule), interrupted lr/ra into FP.
+	 */
+	world_init(w);
+	if (by_code)
+		put_tramp_code(w);
+	w->regs.pc = TEXT + F_A + 0x10;
+	w->regs.sp = S;
+	if (!ARM64) {
+		put(w, S + 8, tramp);
+		put_sigframe(w, S + 16, TEXT + F_LEAF, s2, s2 + 32, 0);
+		put(w, s2, TEXT + F_FP + 0x10);		/* LEAF's ra */
+		/* FP frame: record at fp = s2 + 32 */
+		put(w, s2 + 32, 0);
+		put(w, s2 + 40, TEXT + F_OUTER + 4);
+	} else {
+		put(w, S, 0);
+		put(w, S + 8, tramp);
+		put_sigframe(w, S + 16, TEXT + F_LEAF, s2, s2 + 32, TEXT + F_FP + 0x10);
+		put(w, s2 + 32, 0);
+		put(w, s2 + 40, TEXT + F_OUTER + 4);
+	}
+	run(w, 0, 64);
+	want[0] = TEXT + F_A + 0x10;
+	want[1] = tramp;
+	want[2] = TEXT + F_LEAF;
+	want[3] = TEXT + F_FP + 0x10;
+	want[4] = TEXT + F_OUTER + 4;
+	if (!expect(t, w, want, 5, UWPROF_STOP_OK, by_code ?
+		    "signal frame found by its code, restored from rt_sigframe" :
+		    "signal frame found by its row, restored from rt_sigframe"))
+		return;
+	tap_ok(t, w->res.fp_frames == 0, "signal frame %s: no fp fallback", how);
+
+	/* The interrupted sp may be below the handler's (sigaltstack). */
+	world_init(w);
+	if (by_code)
+		put_tramp_code(w);
+	w->regs.pc = TEXT + F_A + 0x10;
+	w->regs.sp = S + 0x1000;
+	s2 = S;
+	put(w, S + 0x1008, tramp);
+	put_sigframe(w, S + 0x1010, TEXT + F_OUTER + 4, s2, 0, 0);
+	run(w, 0, 64);
+	want[2] = TEXT + F_OUTER + 4;
+	expect(t, w, want, 3, UWPROF_STOP_OK, "signal frame onto a lower stack");
+
+	/* Restored pc outside user space. */
+	world_init(w);
+	if (by_code)
+		put_tramp_code(w);
+	w->regs.pc = TEXT + F_A + 0x10;
+	w->regs.sp = S;
+	put(w, S + 8, tramp);
+	put_sigframe(w, S + 16, LIMIT + 4, S + 0x800, 0, 0);
+	run(w, 0, 64);
+	expect(t, w, want, 2, UWPROF_STOP_BAD_PC, "signal frame with a kernel pc: BAD_PC");
+}
+
+static void test_arch(struct tap *t, struct world *w)
+{
+	u64 want[8];
+
+	if (!ARM64) {
+		/* PLT: (pc & 15) >= 11 adds 8 to the CFA. */
+		world_init(w);
+		w->regs.pc = TEXT + F_PLT + 0x10 + 4;
+		w->regs.sp = S;
+		put(w, S, TEXT + F_OUTER + 4);
+		run(w, 0, 64);
+		want[0] = w->regs.pc;
+		want[1] = TEXT + F_OUTER + 4;
+		expect(t, w, want, 2, UWPROF_STOP_OK, "PLT entry before the push: CFA sp+8");
+		world_init(w);
+		w->regs.pc = TEXT + F_PLT + 0x10 + 11;
+		w->regs.sp = S;
+		put(w, S, 0x4141);
+		put(w, S + 8, TEXT + F_OUTER + 4);
+		run(w, 0, 64);
+		want[0] = w->regs.pc;
+		expect(t, w, want, 2, UWPROF_STOP_OK, "PLT entry after the push: CFA sp+16");
+
+		/* x86 has no link register: ra SAME cannot be followed. */
+		tap_ok(t, UWPROF_ARCH_LR_REGNO < 0, "x86_64 has no link register");
+		return;
+	}
+
+	/* PAC bits on lr and on a saved ra are stripped to va_bits. */
+	world_init(w);
+	build_chain(w, (0x5aULL << 48) | (TEXT + F_A + 0x20),
+		    (0x7fULL << 49) | (TEXT + F_FP + 0x30), TEXT + F_OUTER + 4);
+	run(w, 0, 64);
+	want[0] = TEXT + F_LEAF + 0x10;
+	want[1] = TEXT + F_A + 0x20;
+	want[2] = TEXT + F_FP + 0x30;
+	want[3] = TEXT + F_OUTER + 4;
+	expect(t, w, want, 4, UWPROF_STOP_OK, "arm64 PAC bits stripped from lr and saved ra");
+
+	/* ra in lr is only known in the first frame. */
+	world_init(w);
+	w->regs.pc = TEXT + F_A + 0x10;
+	w->regs.sp = S;
+	put(w, S, 0);
+	put(w, S + 8, TEXT + F_LEAF + 8);	/* a "leaf" that made a call */
+	run(w, 0, 64);
+	want[0] = TEXT + F_A + 0x10;
+	want[1] = TEXT + F_LEAF + 8;
+	expect(t, w, want, 2, UWPROF_STOP_UNSUPPORTED, "arm64 ra in lr past the first frame: UNSUPPORTED");
+
+	/* x30 via DW_CFA_register is the same as in lr. */
+	rules[R_LEAF].ra_type = UWPROF_REG_IN_REG;
+	rules[R_LEAF].ra_off = 30;
+	tb_free(&blob);
+	tb_build(&blob, TEXT, rows, NR(rows), rules, R_NR);
+	tb_load(&blob);
+	world_init(w);
+	build_chain(w, TEXT + F_A + 0x20, TEXT + F_FP + 0x30, TEXT + F_OUTER + 4);
+	run(w, 0, 64);
+	{
+		u64 chain[] = { TEXT + F_LEAF + 0x10, TEXT + F_A + 0x20, TEXT + F_FP + 0x30,
+				TEXT + F_OUTER + 4 };
+
+		expect(t, w, chain, 4, UWPROF_STOP_OK, "arm64 ra in register 30 is lr");
+	}
+	rules[R_LEAF].ra_off = 29;
+	tb_free(&blob);
+	tb_build(&blob, TEXT, rows, NR(rows), rules, R_NR);
+	tb_load(&blob);
+	world_init(w);
+	build_chain(w, TEXT + F_A + 0x20, TEXT + F_FP + 0x30, TEXT + F_OUTER + 4);
+	run(w, 0, 64);
+	want[0] = TEXT + F_LEAF + 0x10;
+	expect(t, w, want, 1, UWPROF_STOP_UNSUPPORTED, "arm64 ra in register 29: UNSUPPORTED");
+}
+
+int main(void)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	struct tap t = { 0 };
+	int err;
+
+	make_rules();
+	tb_build(&blob, TEXT, rows, NR(rows), rules, R_NR);
+	err = tb_load(&blob);
+	tap_diag("synthetic stacks, arch %s", ARM64 ? "arm64" : "x86_64");
+	if (!tap_ok(&t, err == 0, "synthetic table loads (%d)", err))
+		return tap_done(&t);
+	test_chain(&t, w);
+	test_stops(&t, w);
+	test_fp(&t, w);
+	test_signal(&t, w, false);
+	test_signal(&t, w, true);
+	test_arch(&t, w);
+	tb_free(&blob);
+	free(w);
+	return tap_done(&t);
+}
