@@ -18,6 +18,7 @@
  * made a child subreaper so orphaned descendants stay in the tree).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -44,7 +46,13 @@
 
 #define REC_DEFAULT_FREQ	999
 #define REC_DEFAULT_DEPTH	512
-#define REC_REFRESH_MIN_NS	20000000ULL	/* per process, between re-reads */
+#define REC_REFRESH_MIN_NS	2000000ULL	/* per process, between re-reads */
+/*
+ * How often the mappings of a command's processes are re-read without
+ * waiting for an UNKNOWN_MAP: a library the loader or dlopen() maps then
+ * usually has its table before its code runs.
+ */
+#define REC_POLL_NS		10000000ULL
 
 enum rec_mode { MODE_NONE, MODE_CMD, MODE_PIDS, MODE_ALL };
 
@@ -313,15 +321,15 @@ static void obj_write(struct recorder *r, const struct rec_obj *o,
 	rec_out(r, uwprof_pfw_object(&r->w, &f, o->path, image, image_size));
 }
 
-static struct rec_obj *obj_for_file(struct recorder *r, pid_t pid,
-				    const struct uwprof_pm_entry *e)
+/* The object already known for a mapping, or NULL. */
+static struct rec_obj *obj_lookup(struct recorder *r,
+				  const struct uwprof_pm_entry *e)
 {
-	char open_path[PATH_MAX + 64];
-	struct uwprof_elf_info info;
 	struct rec_obj *o;
 	size_t i;
-	int have;
 
+	if (e->kind == UWPROF_PM_VDSO)
+		return r->vdso;
 	for (i = 0; i < r->nr_objs; i++) {
 		o = &r->objs[i];
 		if (o->vdso)
@@ -332,6 +340,21 @@ static struct rec_obj *obj_for_file(struct recorder *r, pid_t pid,
 			       !strcmp(o->path, e->path))
 			return o;
 	}
+	return NULL;
+}
+
+static struct rec_obj *obj_for_file(struct recorder *r, pid_t pid,
+				    const struct uwprof_pm_entry *e)
+{
+	char open_path[PATH_MAX + 64];
+	struct uwprof_elf_info info;
+	struct rec_obj *o;
+	size_t i;
+	int have;
+
+	o = obj_lookup(r, e);
+	if (o)
+		return o;
 	have = !uwprof_pm_object_path(pid, e, open_path, sizeof(open_path)) &&
 	       !uwprof_elf_info_file(open_path, &info);
 	/* A copy of an object already loaded (same build-id) shares its table. */
@@ -342,8 +365,13 @@ static struct rec_obj *obj_for_file(struct recorder *r, pid_t pid,
 			    o->info.build_id_size == info.build_id_size &&
 			    !memcmp(o->info.build_id, info.build_id,
 				    info.build_id_size) &&
-			    !strcmp(o->path, e->path))
+			    !strcmp(o->path, e->path)) {
+				/* Found under the identity the maps show now. */
+				o->dev_major = e->dev_major;
+				o->dev_minor = e->dev_minor;
+				o->inode = e->inode;
 				return o;
+			}
 		}
 	}
 	o = obj_new(r);
@@ -407,6 +435,138 @@ static struct rec_obj *obj_for_vdso(struct recorder *r, pid_t pid,
 	obj_write(r, o, img, size);
 	free(img);
 	return o;
+}
+
+/* ----------------------------------------------------- command prewarm */
+
+/* Resolves the command the way execvp() will. */
+static int find_in_path(const char *cmd, char *out, size_t len)
+{
+	const char *path = getenv("PATH"), *p, *q;
+
+	if (strchr(cmd, '/')) {
+		snprintf(out, len, "%s", cmd);
+		return access(out, X_OK);
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; *p; p = *q ? q + 1 : q) {
+		q = strchrnul(p, ':');
+		snprintf(out, len, "%.*s/%s", (int)(q - p), p, cmd);
+		if (!access(out, X_OK))
+			return 0;
+	}
+	return -1;
+}
+
+/* The program interpreter (PT_INTERP) of an ELF executable. */
+static int elf_interp(const char *path, char *out, size_t len)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), i, ret = -1;
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) &&
+	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(ph)) {
+		for (i = 0; i < eh.e_phnum && i < 256; i++) {
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+			    sizeof(ph))
+				break;
+			if (ph.p_type != PT_INTERP || !ph.p_filesz || ph.p_filesz >= len)
+				continue;
+			if (pread(fd, out, ph.p_filesz, (off_t)ph.p_offset) ==
+			    (ssize_t)ph.p_filesz) {
+				out[ph.p_filesz] = 0;
+				ret = 0;
+			}
+			break;
+		}
+	}
+	close(fd);
+	return ret;
+}
+
+static void prewarm_one(struct recorder *r, const char *path)
+{
+	struct uwprof_pm_entry e = { .kind = UWPROF_PM_FILE };
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (!realpath(path, real) || stat(real, &st) || !S_ISREG(st.st_mode))
+		return;
+	e.path = real;
+	e.inode = st.st_ino;
+	e.dev_major = major(st.st_dev);
+	e.dev_minor = minor(st.st_dev);
+	obj_for_file(r, r->self, &e);
+}
+
+/*
+ * Compiles and uploads the tables of the command's program, its loader,
+ * the libraries the loader lists for it ('ld.so --list', which does not
+ * run the program) and the vDSO before the command starts, so the process
+ * never runs while its tables are being compiled.
+ */
+static void prewarm_cmd(struct recorder *r)
+{
+	char exe[PATH_MAX], interp[PATH_MAX], line[PATH_MAX + 128];
+	struct uwprof_pm pm;
+	int fds[2], status;
+	size_t i;
+	pid_t pid;
+	FILE *f;
+
+	if (!uwprof_pm_read(r->self, &pm)) {
+		for (i = 0; i < pm.n; i++)
+			if (pm.v[i].kind == UWPROF_PM_VDSO)
+				obj_for_vdso(r, r->self, &pm.v[i]);
+		uwprof_pm_free(&pm);
+	}
+	if (find_in_path(r->o.cmd[0], exe, sizeof(exe)))
+		return;
+	prewarm_one(r, exe);
+	if (elf_interp(exe, interp, sizeof(interp)))
+		return;
+	prewarm_one(r, interp);
+	if (pipe2(fds, O_CLOEXEC))
+		return;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return;
+	}
+	if (!pid) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(fds[1], 1);
+		if (null >= 0)
+			dup2(null, 2);
+		execl(interp, interp, "--list", exe, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "=> "), *end;
+
+		p = p ? p + 3 : line + strspn(line, " \t");
+		if (*p != '/')
+			continue;
+		end = strstr(p, " (");
+		if (end)
+			*end = 0;
+		p[strcspn(p, "\n")] = 0;
+		prewarm_one(r, p);
+	}
+	if (f)
+		fclose(f);
+	else
+		close(fds[0]);
+	waitpid(pid, &status, 0);
 }
 
 /* ----------------------------------------------------------- processes */
@@ -512,7 +672,7 @@ static int proc_upload(struct recorder *r, struct rec_proc *p)
 	char comm[64];
 	uint32_t n = 0;
 	size_t i;
-	int ret;
+	int ret, stopped = 0;
 
 	p->last_read_ns = mono_ns();
 	p->refresh = 0;
@@ -526,6 +686,15 @@ static int proc_upload(struct recorder *r, struct rec_proc *p)
 		uwprof_pm_free(&pm);
 		return 0;
 	}
+	/*
+	 * A command's process waits (SIGSTOP) while new objects are compiled,
+	 * so it does not run code whose table is still missing; others are
+	 * not ours to stop.
+	 */
+	if (r->o.mode == MODE_CMD)
+		for (i = 0; i < pm.n && !stopped; i++)
+			if (pm.v[i].kind != UWPROF_PM_ANON && !obj_lookup(r, &pm.v[i]))
+				stopped = !kill((pid_t)p->pid, SIGSTOP);
 	km = calloc(pm.n, sizeof(*km));
 	fm = calloc(pm.n, sizeof(*fm));
 	if (!km || !fm) {
@@ -565,6 +734,10 @@ static int proc_upload(struct recorder *r, struct rec_proc *p)
 		fm[n].flags = km[n].flags;
 		n++;
 	}
+	if (p->maps && p->nr_maps == n && !memcmp(p->maps, km, n * sizeof(*km))) {
+		ret = 0;	/* unchanged: nothing to upload or store */
+		goto out;
+	}
 	ret = uwprof_dev_maps_set(&r->dev, p->pid, km, n);
 	if (ret == -ENOSPC && !r->warned_mem) {
 		fprintf(stderr, "uwprof record: the module's table memory is "
@@ -585,6 +758,8 @@ static int proc_upload(struct recorder *r, struct rec_proc *p)
 	km = NULL;
 	ret = 0;
 out:
+	if (stopped)
+		kill((pid_t)p->pid, SIGCONT);
 	free(km);
 	free(fm);
 	uwprof_pm_free(&pm);
@@ -599,7 +774,10 @@ static void procs_refresh(struct recorder *r, int force)
 	for (i = 0; i < r->nr_procs; i++) {
 		struct rec_proc *p = &r->procs[i];
 
-		if (!p->refresh || p->ours != 1 || p->gone)
+		if (p->ours != 1 || p->gone)
+			continue;
+		if (!p->refresh && !(r->o.mode == MODE_CMD &&
+				     now - p->last_read_ns >= REC_POLL_NS))
 			continue;
 		if (!force && now - p->last_read_ns < REC_REFRESH_MIN_NS)
 			continue;
@@ -1242,7 +1420,7 @@ static int upload_pids(struct recorder *r)
 		ret = proc_upload(r, p);
 		if (ret == -ESRCH) {
 			fprintf(stderr, "uwprof record: process %u: no such "
-				"process\n", r->o.pids[i]);
+				"process (its maps vanished)\n", r->o.pids[i]);
 			return UWPROF_REC_EXIT_TARGET;
 		}
 		if (ret) {
@@ -1253,6 +1431,31 @@ static int upload_pids(struct recorder *r)
 		}
 	}
 	return 0;
+}
+
+/*
+ * -a: every process that exists now gets its tables and mappings before
+ * sampling starts (later ones are found through UNKNOWN_MAP).
+ */
+static void upload_all(struct recorder *r)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+		struct rec_proc *p;
+
+		if (*end || !pid || pid == (unsigned long)r->self)
+			continue;
+		p = proc_get(r, (uint32_t)pid);
+		if (p && p->ours == 1)
+			proc_upload(r, p);
+	}
+	closedir(d);
 }
 
 static int record_run(struct recorder *r)
@@ -1308,7 +1511,10 @@ static int record_run(struct recorder *r)
 		code = upload_pids(r);
 		if (code)
 			goto abort;
+	} else if (r->o.mode == MODE_ALL) {
+		upload_all(r);
 	} else if (r->o.mode == MODE_CMD) {
+		prewarm_cmd(r);
 		/* Orphaned grandchildren stay in the tree, and get reaped. */
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 		ret = spawn_cmd(r, &go_w, &err_r);
@@ -1370,7 +1576,7 @@ static int record_run(struct recorder *r)
 	while (!r->stop) {
 		uint64_t now;
 
-		wait_events(r, 100);
+		wait_events(r, r->o.mode == MODE_CMD ? 10 : 100);
 		rec_drain(r);
 		procs_refresh(r, 0);
 		reap(r);

@@ -160,8 +160,8 @@ int main(int argc, char **argv)
 	struct uwprof_pf *pf = NULL;
 	struct uwprof_pfw w;
 	struct uwprof_pfw_header_in h = { .fixed = { .arch = 1 } };
-	size_t size, cut, refused = 0, msgs = 0;
-	void *data;
+	size_t size = 0, cut, refused = 0, msgs = 0;
+	void *data = NULL;
 	uint8_t *cp;
 	int ret;
 

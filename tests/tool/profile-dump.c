@@ -9,10 +9,12 @@
  *	lost, kernel symbols, stop reasons.
  *   profile-dump --chain LIB ROOT,...,LEAF FILE
  *	symbolizes user frames with the objects' ELF symbol tables and, for
- *	the samples whose leaf lies in an object whose path contains LIB,
- *	counts those whose frames from the leaf up are a leaf-side part of
- *	the chain ending exactly at ROOT. Prints "leaf=N complete=M pids=P
- *	tids=T" and up to five incomplete stacks.
+ *	the samples whose leaf lies in a function of the chain inside an
+ *	object whose path contains LIB, counts those whose frames from the
+ *	leaf up are a leaf-side part of the chain ending exactly at ROOT.
+ *	Prints "leaf=N complete=M pids=P tids=T other=O" (O: samples in LIB
+ *	outside the chain's functions, such as its constructors, which run
+ *	outside main) and up to five incomplete stacks.
  *
  * Exit: 0, 1 on an unreadable or corrupt file (the reader's message).
  */
@@ -150,6 +152,14 @@ static const struct symtab *symtab_for(struct syms *s,
 	return &s->t[s->n++];
 }
 
+/* Same function, ignoring compiler clone suffixes (".constprop.0"). */
+static int same_fn(const char *sym, const char *want)
+{
+	size_t n = strlen(want);
+
+	return !strncmp(sym, want, n) && (sym[n] == 0 || sym[n] == '.');
+}
+
 /* Name of user frame i (return addresses are looked up at ip - 1). */
 static const char *frame_name(const struct uwprof_pf *pf, struct syms *s,
 			      const struct uwprof_pf_sample *sm, unsigned int i,
@@ -186,7 +196,7 @@ static int do_chain(const struct uwprof_pf *pf, const char *lib, char *chain)
 {
 	const char *rc[64];
 	int nrc = 0, printed = 0;
-	uint64_t leaf = 0, complete = 0;
+	uint64_t leaf = 0, complete = 0, other = 0;
 	struct syms s = { 0 };
 	uint32_t *pids, *tids;
 	size_t npids = 0, ntids = 0, i;
@@ -217,12 +227,16 @@ static int do_chain(const struct uwprof_pf *pf, const char *lib, char *chain)
 		n0 = frame_name(pf, &s, sm, 0, &o);
 		if (!o || !strstr(o->path, lib))
 			continue;
-		leaf++;
-		while (j < nrc && strcmp(rc[j], n0))
+		while (j < nrc && !same_fn(n0, rc[j]))
 			j++;
+		if (j == nrc) {
+			other++;
+			continue;
+		}
+		leaf++;
 		ok = j < nrc && sm->nr_user >= (unsigned int)(nrc - j);
 		for (k = 1; ok && j + k < nrc; k++)
-			ok = !strcmp(frame_name(pf, &s, sm, (unsigned int)k, NULL),
+			ok = same_fn(frame_name(pf, &s, sm, (unsigned int)k, NULL),
 				     rc[j + k]);
 		if (ok) {
 			complete++;
@@ -237,9 +251,9 @@ static int do_chain(const struct uwprof_pf *pf, const char *lib, char *chain)
 			printf("\n");
 		}
 	}
-	printf("leaf=%llu complete=%llu pids=%zu tids=%zu\n",
+	printf("leaf=%llu complete=%llu pids=%zu tids=%zu other=%llu\n",
 	       (unsigned long long)leaf, (unsigned long long)complete, npids,
-	       ntids);
+	       ntids, (unsigned long long)other);
 	return 0;
 }
 
