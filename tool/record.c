@@ -1612,7 +1612,9 @@ static int record_run(struct recorder *r)
 	}
 	ret = uwprof_pfw_commit(&r->w);
 	if (ret) {
-		fprintf(stderr, "uwprof record: %s\n", r->w.err);
+		/* An earlier write failure was already reported. */
+		if (!r->output_failed)
+			fprintf(stderr, "uwprof record: %s\n", r->w.err);
 		return UWPROF_REC_EXIT_OUTPUT;
 	}
 	if (!r->o.quiet)
