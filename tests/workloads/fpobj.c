@@ -8,9 +8,22 @@
 #include "acc.h"
 #include "fpobj.h"
 
+ACC_NOINLINE static uint64_t fpo_note(uint64_t x)
+{
+	__asm__ volatile("" : "+r"(x));
+	return x;
+}
+
+/*
+ * The call after the loop makes this a non-leaf function: x86_64 GCC sets
+ * up no frame pointer in a leaf, even with -fno-omit-frame-pointer.
+ */
 ACC_NOINLINE static uint64_t fpo_leaf(uint64_t x)
 {
-	return acc_burn(x, 200000);
+	uint64_t r = fpo_note(acc_burn(x, 200000));
+
+	__asm__ volatile("" : "+r"(r));
+	return r;
 }
 
 ACC_NOINLINE static uint64_t fpo_mid(uint64_t x)
