@@ -5,7 +5,7 @@ import gdb
 
 gdb.execute("set backtrace past-main on")
 gdb.execute("set backtrace past-entry on")
-gdb.execute("set backtrace limit 4096")
+gdb.execute("set backtrace limit 8192")
 f = gdb.newest_frame()
 print("UWSP %#x" % int(f.read_register("sp")))
 while f is not None:

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Micro-benchmark of the unwinder core: ns per frame on a real stack. The
+ * target recurses about 100 frames deep; it is stopped at its deepest, its
+ * registers and stack (sp to the top of [stack]) are copied once, and the
+ * core then unwinds that snapshot in a loop with the memcpy reader, so the
+ * figure measures table lookup and frame steps, not system calls.
+ *
+ * usage: bench TARGET [LEVELS [SECONDS]]
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "live.h"
+#include "testlib.h"
+
+#define MAX_FRAMES	512
+
+static u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
+}
+
+static u32 unwind(const struct live *l, struct uwprof_host_env *env,
+		  const struct uwprof_regs *regs, u64 *ips, struct uwprof_unwind_res *res)
+{
+	struct uwprof_unwind_req req = {
+		.maps = l->maps, .nr_maps = l->nr_maps, .regs = *regs,
+		.ips = ips, .max_depth = MAX_FRAMES, .env = env,
+	};
+
+	return uwprof_unwind_user(&req, res);
+}
+
+int main(int argc, char **argv)
+{
+	static u64 ips[MAX_FRAMES], ips_live[MAX_FRAMES];
+	char *targv[] = { argc > 1 ? argv[1] : NULL, "recurse",
+			  argc > 2 ? argv[2] : "37", NULL };
+	double seconds = argc > 3 ? atof(argv[3]) : 2.0;
+	struct uwprof_host_env env = { .user_limit = 1ULL << 47, .va_bits = 48 };
+	struct uwprof_unwind_res res, res_live;
+	struct uwprof_regs regs, best_regs;
+	u32 nr_live = 0, nr, i, tries;
+	u8 *snap = NULL;
+	u64 snap_lo = 0, snap_size = 0, iters = 0, t0, t1;
+	struct tap t = { 0 };
+	struct live l;
+	int err;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s TARGET [LEVELS [SECONDS]]\n", argv[0]);
+		return 2;
+	}
+	err = live_start(&l, targv);
+	if (err) {
+		tap_ok(&t, false, "target %s starts (%d)", argv[1], err);
+		return tap_done(&t);
+	}
+
+	/* Keep the deepest of a few stops: the recursion's bottom. */
+	for (tries = 0; tries < 40 && nr_live < 100; tries++) {
+		struct uwprof_host_env penv = env;
+
+		usleep(3000 + 997 * tries % 7000);
+		if (live_stop(&l) || live_regs(&l, &regs) || live_maps(&l)) {
+			tap_ok(&t, false, "stop target and read its state");
+			live_free(&l);
+			return tap_done(&t);
+		}
+		penv.pid = l.pid;
+		nr = unwind(&l, &penv, &regs, ips, &res);
+		if (nr > nr_live && res.stop == UWPROF_STOP_OK) {
+			struct iovec lio, rio;
+
+			nr_live = nr;
+			res_live = res;
+			best_regs = regs;
+			memcpy(ips_live, ips, sizeof(ips));
+			free(snap);
+			snap_lo = regs.sp & ~4095ULL;
+			snap_size = l.stack_hi - snap_lo;
+			snap = malloc(snap_size);
+			lio = (struct iovec){ snap, snap_size };
+			rio = (struct iovec){ (void *)(uintptr_t)snap_lo, snap_size };
+			if (!snap || process_vm_readv(l.pid, &lio, 1, &rio, 1, 0) != (ssize_t)snap_size) {
+				tap_ok(&t, false, "copy the target's stack");
+				live_free(&l);
+				return tap_done(&t);
+			}
+		}
+		live_cont(&l);
+	}
+	/* Tables and mappings stay; the process is no longer needed. */
+	live_kill(&l);
+
+	if (!tap_ok(&t, nr_live >= 100, "live stack of %u frames (stop %u)", nr_live,
+		    nr_live ? res_live.stop : 0)) {
+		live_free(&l);
+		free(snap);
+		return tap_done(&t);
+	}
+
+	env.nr_regions = 1;
+	env.region[0] = (struct uwprof_host_region){ snap_lo, snap_size, snap };
+	nr = unwind(&l, &env, &best_regs, ips, &res);
+	tap_ok(&t, nr == nr_live && res.stop == res_live.stop &&
+	       !memcmp(ips, ips_live, nr * sizeof(u64)),
+	       "snapshot unwind equals the live unwind (%u frames, %llu KiB of stack)",
+	       nr, (unsigned long long)(snap_size >> 10));
+
+	t0 = now_ns();
+	do {
+		for (i = 0; i < 1000; i++)
+			if (unwind(&l, &env, &best_regs, ips, &res) != nr_live)
+				break;
+		iters += i;
+		t1 = now_ns();
+	} while (i == 1000 && t1 - t0 < (u64)(seconds * 1e9));
+	tap_ok(&t, i == 1000, "every iteration gives the same frame count");
+
+	printf("# bench: %.2f ns/frame, %.0f ns per %u-frame stack, %llu stacks in %.2f s, "
+	       "%llu reads per stack\n",
+	       (double)(t1 - t0) / ((double)iters * nr_live),
+	       (double)(t1 - t0) / (double)iters, nr_live, (unsigned long long)iters,
+	       (double)(t1 - t0) / 1e9, (unsigned long long)(env.reads / (iters + 1)));
+	live_free(&l);
+	free(snap);
+	return tap_done(&t);
+}
