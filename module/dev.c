@@ -42,6 +42,12 @@ int uwprof_dev_copy_args(void *dst, size_t ksize, size_t min, void __user *arg)
 }
 
 /*
+ * Output-only structs (VERSION, STATS, RING_INFO) are filled up to the
+ * caller's size, which must cover at least 'size' and the next field.
+ */
+#define UWPROF_OUT_MIN	8
+
+/*
  * For output-only structs: the caller's size says how much it can take.
  * Return: the number of bytes to copy out, or a negative errno.
  */
@@ -137,7 +143,7 @@ static long uwprof_ioc_version(struct uwprof_session *s, void __user *arg)
 	struct uwprof_version v = {};
 	long usize;
 
-	usize = uwprof_dev_out_size(arg, sizeof(v));
+	usize = uwprof_dev_out_size(arg, UWPROF_OUT_MIN);
 	if (usize < 0)
 		return usize;
 	v.size = sizeof(v);
@@ -213,7 +219,7 @@ static long uwprof_ioc_stats(struct uwprof_session *s, void __user *arg)
 	long usize;
 	int ret;
 
-	usize = uwprof_dev_out_size(arg, sizeof(*st));
+	usize = uwprof_dev_out_size(arg, UWPROF_OUT_MIN);
 	if (usize < 0)
 		return usize;
 	st = kzalloc(sizeof(*st), GFP_KERNEL);
@@ -237,7 +243,7 @@ static long uwprof_ioc_ring_info(struct uwprof_session *s, void __user *arg)
 	struct uwprof_rings *rs;
 	long usize;
 
-	usize = uwprof_dev_out_size(arg, sizeof(ri));
+	usize = uwprof_dev_out_size(arg, UWPROF_OUT_MIN);
 	if (usize < 0)
 		return usize;
 	if (!s->sampler)

@@ -49,6 +49,13 @@ TEST_F(dev, version)
 
 	v.size = 4;
 	EXPECT_EQ(-EINVAL, uwt_ioctl(self->fd, UWPROF_IOC_VERSION, &v));
+	/* An older, shorter caller gets what fits and nothing beyond it. */
+	memset(&v, 0xa5, sizeof(v));
+	v.size = 8;
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_VERSION, &v));
+	EXPECT_EQ(UWPROF_ABI_VERSION, v.abi_version);
+	EXPECT_EQ(0xa5a5a5a5, v.table_version);
+	EXPECT_EQ(sizeof(v), v.size);
 	v.size = 1 << 20;
 	EXPECT_EQ(-E2BIG, uwt_ioctl(self->fd, UWPROF_IOC_VERSION, &v));
 	EXPECT_EQ(-EFAULT, uwt_ioctl(self->fd, UWPROF_IOC_VERSION, NULL));

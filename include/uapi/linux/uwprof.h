@@ -137,8 +137,9 @@ struct uwprof_table_hdr {
  *           not see kernel addresses
  *   EOPNOTSUPP  START with UWPROF_START_CYCLES and no hardware cycles event
  *   ENOTTY  unknown command
- * Output-only structs (VERSION, STATS, RING_INFO) need only 'size' set;
- * the module fills min(size, its sizeof) bytes and zeroes the rest.
+ * Output-only structs (VERSION, STATS, RING_INFO) need only 'size' set
+ * (at least 8); the module fills min(size, its sizeof) bytes, zeroes the
+ * rest, and stores its own sizeof in 'size' when that fits.
  * Tables, mappings and processes belong to the open file; closing it stops
  * sampling and frees them. After STOP the rings stay readable until the
  * next START or close.
