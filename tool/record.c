@@ -659,12 +659,34 @@ static int proc_has_addr(const struct rec_proc *p, uint64_t addr)
 	return 0;
 }
 
+/* Whether the process's executable mappings still are those in 'pm'. */
+static int pm_same(pid_t pid, const struct uwprof_pm *pm)
+{
+	struct uwprof_pm now;
+	int same;
+	size_t i;
+
+	if (uwprof_pm_read(pid, &now))
+		return 1;	/* gone: its EXIT record will follow */
+	same = now.n == pm->n;
+	for (i = 0; same && i < pm->n; i++)
+		same = now.v[i].start == pm->v[i].start &&
+		       now.v[i].end == pm->v[i].end &&
+		       now.v[i].offset == pm->v[i].offset &&
+		       now.v[i].inode == pm->v[i].inode;
+	uwprof_pm_free(&now);
+	return same;
+}
+
 /*
  * Reads the process's executable mappings, makes sure every object has an
  * OBJECT record (and a table in the module), uploads the list and stores
- * a MAPS snapshot. Returns 0, -ESRCH when the process is gone, or -errno.
+ * a MAPS snapshot. Returns 0, 1 when the mappings changed while they were
+ * uploaded (an exec between the read and MAPS_SET leaves the module with
+ * the old image's list: read again), -ESRCH when the process is gone, or
+ * -errno.
  */
-static int proc_upload(struct recorder *r, struct rec_proc *p)
+static int proc_upload_once(struct recorder *r, struct rec_proc *p)
 {
 	struct uwprof_map *km = NULL;
 	struct uwprof_pf_map *fm = NULL;
@@ -756,7 +778,7 @@ static int proc_upload(struct recorder *r, struct rec_proc *p)
 	p->maps = km;
 	p->nr_maps = n;
 	km = NULL;
-	ret = 0;
+	ret = pm_same((pid_t)p->pid, &pm) ? 0 : 1;
 out:
 	if (stopped)
 		kill((pid_t)p->pid, SIGCONT);
@@ -764,6 +786,16 @@ out:
 	free(fm);
 	uwprof_pm_free(&pm);
 	return ret;
+}
+
+static int proc_upload(struct recorder *r, struct rec_proc *p)
+{
+	int ret, tries = 0;
+
+	do
+		ret = proc_upload_once(r, p);
+	while (ret == 1 && ++tries < 4);
+	return ret == 1 ? 0 : ret;
 }
 
 static void procs_refresh(struct recorder *r, int force)
