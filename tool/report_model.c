@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "profile_file.h"
@@ -383,6 +384,19 @@ out:
 	fclose(f);
 }
 
+/*
+ * This host's kallsyms can only describe a profile recorded here, under
+ * the running kernel (a reboot still moves it with KASLR: not detectable).
+ */
+static int same_kernel(const struct uwprof_pf *pf)
+{
+	struct utsname u;
+
+	return !uname(&u) && pf->hdr.release && pf->hdr.hostname &&
+	       !strcmp(u.release, pf->hdr.release) &&
+	       !strcmp(u.nodename, pf->hdr.hostname);
+}
+
 int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines)
 {
 	const struct uwprof_pf_sample *ps;
@@ -415,7 +429,7 @@ int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines)
 	}
 	if (r->pf->nr_ksyms)
 		r->have_ksyms = 1;
-	else if (any_kernel)
+	else if (any_kernel && same_kernel(r->pf))
 		load_proc_kallsyms(r);
 	r->samples = calloc(r->pf->nr_samples ? r->pf->nr_samples : 1,
 			    sizeof(*r->samples));

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/utsname.h>
 
 #include "profile_file.h"
 
@@ -214,7 +215,8 @@ static int do_line(struct gen *g, char **t, int n)
 
 int main(int argc, char **argv)
 {
-	struct uwprof_pfw_header_in h = { .hostname = "test", .release = "test" };
+	struct uwprof_pfw_header_in h = { 0 };
+	struct utsname u;
 	struct uwprof_pf_stats st = { 0 };
 	char line[8192], *t[MAX_TOK], *sp;
 	struct gen g = { 0 };
@@ -245,6 +247,11 @@ int main(int argc, char **argv)
 	h.fixed.abi_version = UWPROF_ABI_VERSION;
 	h.fixed.start_realtime_ns = 1700000000000000000ULL;
 	h.cmdline = sp ? sp : "";
+	/* recorded here: this host's kallsyms may describe its kernel ips */
+	if (uname(&u))
+		return die("uname failed");
+	h.hostname = u.nodename;
+	h.release = u.release;
 	if (uwprof_pfw_open(&g.w, argv[2], &h)) {
 		fprintf(stderr, "gen: %s\n", g.w.err);
 		return 1;
