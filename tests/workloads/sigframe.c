@@ -51,6 +51,8 @@ ACC_NOINLINE static void sig_spin(int limit)
 int main(int argc, char **argv)
 {
 	struct itimerval it = { { 0, 4000 }, { 0, 4000 } };
+	/* Parsed before the timer starts: signals interrupt sig_spin only. */
+	int limit = (int)(acc_seconds(argc, argv, 1) * 250);
 	struct itimerval off;
 	struct sigaction sa;
 
@@ -60,7 +62,7 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGALRM, &sa, NULL) || setitimer(ITIMER_REAL, &it, NULL))
 		return 1;
-	sig_spin((int)(acc_seconds(argc, argv, 1) * 250));
+	sig_spin(limit);
 	memset(&off, 0, sizeof(off));
 	setitimer(ITIMER_REAL, &off, NULL);
 	return 0;
