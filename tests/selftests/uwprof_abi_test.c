@@ -408,6 +408,18 @@ TEST_F(dev, start_args)
 	EXPECT_EQ(0, uwt_start(self->fd, UWPROF_START_SYSTEM_WIDE |
 			       UWPROF_START_CPU_CLOCK, 100, 64, 0, NULL, 0));
 	EXPECT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
+
+	/* Forcing hardware cycles works exactly when the caps say so. */
+	{
+		struct uwprof_version v = { .size = sizeof(v) };
+
+		ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_VERSION, &v));
+		EXPECT_EQ(v.caps & UWPROF_CAP_HW_CYCLES ? 0 : -EOPNOTSUPP,
+			  uwt_start(self->fd, UWPROF_START_CYCLES, 100, 64, 0,
+				    pids, 1));
+		if (v.caps & UWPROF_CAP_HW_CYCLES)
+			EXPECT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
+	}
 }
 
 TEST_F(dev, mmap_layout)
