@@ -37,30 +37,30 @@ int uwprof_dev_open(struct uwprof_dev *d, char *err, size_t errlen)
 	if (d->fd < 0) {
 		ret = -errno;
 		if (errno == ENOENT || errno == ENXIO || errno == ENODEV)
-			snprintf(err, errlen, UWPROF_DEV_PATH " missing: load it "
-				 "with `modprobe uwprof` or install it with "
-				 "`make dkms-install`");
+			snprintf(err, errlen,
+				 "%s missing: load it with `modprobe uwprof` or install it with `make dkms-install`",
+				 UWPROF_DEV_PATH);
 		else if (errno == EACCES || errno == EPERM)
-			snprintf(err, errlen, UWPROF_DEV_PATH ": %s: needs root "
-				 "or CAP_PERFMON", strerror(errno));
+			snprintf(err, errlen, "%s: %s: needs root or CAP_PERFMON",
+				 UWPROF_DEV_PATH, strerror(errno));
 		else
-			snprintf(err, errlen, UWPROF_DEV_PATH ": %s",
+			snprintf(err, errlen, "%s: %s", UWPROF_DEV_PATH,
 				 strerror(errno));
 		return ret;
 	}
 	d->ver.size = sizeof(d->ver);
 	ret = dev_ioctl(d, UWPROF_IOC_VERSION, &d->ver);
 	if (ret) {
-		snprintf(err, errlen, UWPROF_DEV_PATH ": VERSION: %s",
+		snprintf(err, errlen, "%s: VERSION: %s", UWPROF_DEV_PATH,
 			 strerror(-ret));
 		uwprof_dev_close(d);
 		return ret;
 	}
 	if (d->ver.abi_version != UWPROF_ABI_VERSION ||
 	    d->ver.table_version != UWPROF_TABLE_VERSION) {
-		snprintf(err, errlen, UWPROF_DEV_PATH ": module ABI %u / table "
-			 "format %u, this uwprof speaks %u / %u: rebuild one to "
-			 "match the other", d->ver.abi_version,
+		snprintf(err, errlen,
+			 "%s: module ABI %u / table format %u, this uwprof speaks %u / %u: rebuild one to match the other",
+			 UWPROF_DEV_PATH, d->ver.abi_version,
 			 d->ver.table_version, UWPROF_ABI_VERSION,
 			 UWPROF_TABLE_VERSION);
 		uwprof_dev_close(d);

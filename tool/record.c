@@ -22,6 +22,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -263,8 +264,8 @@ static void obj_table(struct recorder *r, struct rec_obj *o, const char *open_pa
 
 	if (o->has_info && o->info.machine != r->elf_machine) {
 		if (!r->o.quiet)
-			fprintf(stderr, "uwprof record: %s: not an object of "
-				"this machine's architecture; no table\n",
+			fprintf(stderr,
+				"uwprof record: %s: not an object of this machine's architecture; no table\n",
 				o->path);
 		o->no_table = 1;
 		return;
@@ -275,12 +276,13 @@ static void obj_table(struct recorder *r, struct rec_obj *o, const char *open_pa
 	if (ret) {
 		if (!r->o.quiet) {
 			if (ret == -ENODATA)
-				fprintf(stderr, "uwprof record: %s: no unwind "
-					"information; its frames use frame "
-					"pointers\n", o->path);
+				fprintf(stderr,
+					"uwprof record: %s: no unwind information; its frames use frame pointers\n",
+					o->path);
 			else
-				fprintf(stderr, "uwprof record: %s; its frames "
-					"use frame pointers\n", b.err);
+				fprintf(stderr,
+					"uwprof record: %s; its frames use frame pointers\n",
+					b.err);
 		}
 		uwprof_blob_free(&b);
 		o->no_table = 1;
@@ -290,13 +292,13 @@ static void obj_table(struct recorder *r, struct rec_obj *o, const char *open_pa
 	uwprof_blob_free(&b);
 	if (ret) {
 		if (ret == -ENOSPC && !r->warned_mem) {
-			fprintf(stderr, "uwprof record: the module's table memory "
-				"is full (parameter table_mem_max): further "
-				"objects use frame pointers\n");
+			fprintf(stderr,
+				"uwprof record: the module's table memory is full (parameter table_mem_max): further objects use frame pointers\n");
 			r->warned_mem = 1;
 		} else if (ret != -ENOSPC) {
-			fprintf(stderr, "uwprof record: %s: uploading its table: "
-				"%s\n", o->path, strerror(-ret));
+			fprintf(stderr,
+				"uwprof record: %s: uploading its table: %s\n",
+				o->path, strerror(-ret));
 		}
 		o->no_table = 1;
 	}
@@ -389,8 +391,9 @@ static struct rec_obj *obj_for_file(struct recorder *r, pid_t pid,
 		obj_table(r, o, open_path, NULL, 0);
 	} else {
 		if (!r->o.quiet)
-			fprintf(stderr, "uwprof record: %s: cannot read it; its "
-				"frames use frame pointers\n", e->path);
+			fprintf(stderr,
+				"uwprof record: %s: cannot read it; its frames use frame pointers\n",
+				e->path);
 		o->no_table = 1;
 	}
 	r->nr_objs++;
@@ -762,13 +765,14 @@ static int proc_upload_once(struct recorder *r, struct rec_proc *p)
 	}
 	ret = uwprof_dev_maps_set(&r->dev, p->pid, km, n);
 	if (ret == -ENOSPC && !r->warned_mem) {
-		fprintf(stderr, "uwprof record: the module's table memory is "
-			"full (parameter table_mem_max): process %u unwinds "
-			"without mappings\n", p->pid);
+		fprintf(stderr,
+			"uwprof record: the module's table memory is full (parameter table_mem_max): process %u unwinds without mappings\n",
+			p->pid);
 		r->warned_mem = 1;
 	} else if (ret && ret != -ENOSPC && !r->warned_maps) {
-		fprintf(stderr, "uwprof record: uploading the mappings of "
-			"process %u: %s\n", p->pid, strerror(-ret));
+		fprintf(stderr,
+			"uwprof record: uploading the mappings of process %u: %s\n",
+			p->pid, strerror(-ret));
 		r->warned_maps = 1;
 	}
 	uwprof_pm_comm((pid_t)p->pid, (pid_t)p->pid, comm, sizeof(comm));
@@ -980,9 +984,8 @@ static void rec_ksyms(struct recorder *r)
 	}
 	if (!n) {
 		if (!r->o.quiet)
-			fprintf(stderr, "uwprof record: /proc/kallsyms shows no "
-				"addresses (kptr_restrict): no kernel symbols "
-				"stored\n");
+			fprintf(stderr,
+				"uwprof record: /proc/kallsyms shows no addresses (kptr_restrict): no kernel symbols stored\n");
 		goto out;
 	}
 	qsort(v, n, sizeof(*v), ksym_cmp);
@@ -1057,107 +1060,122 @@ static int parse_pids(struct rec_opts *o, const char *arg)
 	return o->nr_pids ? 0 : -1;
 }
 
+enum { OPT_DEPTH = 256, OPT_NO_FP, OPT_RING_PAGES, OPT_CACHE_DIR };
+
+static const struct option rec_longopts[] = {
+	{ "freq", required_argument, NULL, 'F' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "kernel", no_argument, NULL, 'g' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "event", required_argument, NULL, 'e' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "depth", required_argument, NULL, OPT_DEPTH },
+	{ "no-fp-fallback", no_argument, NULL, OPT_NO_FP },
+	{ "ring-pages", required_argument, NULL, OPT_RING_PAGES },
+	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int set_mode(struct rec_opts *o, int mode)
+{
+	if (o->mode && o->mode != mode) {
+		fprintf(stderr, "uwprof record: -a, -p and a command exclude each other\n");
+		return -1;
+	}
+	o->mode = mode;
+	return 0;
+}
+
+/* One option; returns -1 (message printed) on a bad value. */
+static int parse_one(struct rec_opts *o, int c, const char *v)
+{
+	char *end;
+
+	switch (c) {
+	case 'F':
+		return parse_u32(v, 1, UWPROF_MAX_FREQ, &o->freq);
+	case 'a':
+		return set_mode(o, MODE_ALL);
+	case 'p':
+		if (set_mode(o, MODE_PIDS))
+			return -2;
+		return parse_pids(o, v);
+	case 'd':
+		o->duration = strtod(v, &end);
+		return end == v || *end || !(o->duration > 0) ||
+		       o->duration > 1e7 ? -1 : 0;
+	case 'g':
+		o->kernel = 1;
+		return 0;
+	case 'o':
+		o->output = v;
+		return 0;
+	case 'e':
+		if (!strcmp(v, "cycles"))
+			o->event = UWPROF_PF_EV_CYCLES;
+		else if (!strcmp(v, "cpu-clock"))
+			o->event = UWPROF_PF_EV_CPU_CLOCK;
+		else
+			return -1;
+		return 0;
+	case 'q':
+		o->quiet = 1;
+		return 0;
+	case OPT_DEPTH:
+		return parse_u32(v, 1, UWPROF_MAX_DEPTH, &o->depth);
+	case OPT_NO_FP:
+		o->no_fp = 1;
+		return 0;
+	case OPT_RING_PAGES:
+		if (parse_u32(v, 1, UWPROF_MAX_RING_PAGES, &o->ring_pages))
+			return -1;
+		return o->ring_pages & (o->ring_pages - 1) ? -1 : 0;
+	case OPT_CACHE_DIR:
+		o->cache_dir = v;
+		return 0;
+	default:
+		return -2;
+	}
+}
+
 /* Returns -1 on a usage error (message printed), 1 for --help, 0 ok. */
 static int parse_opts(struct rec_opts *o, int argc, char **argv)
 {
-	int i;
+	int c, ret;
 
 	memset(o, 0, sizeof(*o));
 	o->freq = REC_DEFAULT_FREQ;
 	o->depth = REC_DEFAULT_DEPTH;
 	o->output = "uwprof.data";
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-#define OPT(s, l) (!strcmp(a, s) || !strcmp(a, l))
-#define NEED() do { if (!v) goto missing; i++; } while (0)
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		} else if (a[0] != '-') {
-			break;
-		} else if (OPT("-h", "--help")) {
+	optind = 1;
+	opterr = 1;
+	/* '+': the command's own options are not ours. */
+	while ((c = getopt_long(argc, argv, "+F:ap:d:go:e:qh", rec_longopts,
+				NULL)) != -1) {
+		if (c == 'h')
 			return 1;
-		} else if (OPT("-F", "--freq")) {
-			NEED();
-			if (parse_u32(v, 1, UWPROF_MAX_FREQ, &o->freq))
-				goto bad;
-		} else if (OPT("-a", "--all-cpus")) {
-			if (o->mode && o->mode != MODE_ALL)
-				goto conflict;
-			o->mode = MODE_ALL;
-		} else if (OPT("-p", "--pid")) {
-			NEED();
-			if (o->mode && o->mode != MODE_PIDS)
-				goto conflict;
-			o->mode = MODE_PIDS;
-			if (parse_pids(o, v))
-				goto bad;
-		} else if (OPT("-d", "--duration")) {
-			char *end;
-
-			NEED();
-			o->duration = strtod(v, &end);
-			if (end == v || *end || !(o->duration > 0) ||
-			    o->duration > 1e7)
-				goto bad;
-		} else if (OPT("-g", "--kernel")) {
-			o->kernel = 1;
-		} else if (OPT("-o", "--output")) {
-			NEED();
-			o->output = v;
-		} else if (OPT("-e", "--event")) {
-			NEED();
-			if (!strcmp(v, "cycles"))
-				o->event = UWPROF_PF_EV_CYCLES;
-			else if (!strcmp(v, "cpu-clock"))
-				o->event = UWPROF_PF_EV_CPU_CLOCK;
-			else
-				goto bad;
-		} else if (!strcmp(a, "--depth")) {
-			NEED();
-			if (parse_u32(v, 1, UWPROF_MAX_DEPTH, &o->depth))
-				goto bad;
-		} else if (!strcmp(a, "--no-fp-fallback")) {
-			o->no_fp = 1;
-		} else if (!strcmp(a, "--ring-pages")) {
-			NEED();
-			if (parse_u32(v, 1, UWPROF_MAX_RING_PAGES, &o->ring_pages) ||
-			    (o->ring_pages & (o->ring_pages - 1)))
-				goto bad;
-		} else if (!strcmp(a, "--cache-dir")) {
-			NEED();
-			o->cache_dir = v;
-		} else if (OPT("-q", "--quiet")) {
-			o->quiet = 1;
-		} else {
-			fprintf(stderr, "uwprof record: unknown option '%s'\n", a);
+		if (c == '?')
 			return -1;
-		}
-		continue;
-bad:
-		fprintf(stderr, "uwprof record: bad value '%s' for %s\n", v, a);
-		return -1;
-missing:
-		fprintf(stderr, "uwprof record: %s needs a value\n", a);
-		return -1;
-conflict:
-		fprintf(stderr, "uwprof record: -a, -p and a command exclude each other\n");
-		return -1;
-#undef OPT
-#undef NEED
+		ret = parse_one(o, c, optarg);
+		/* The option is the word before a separate value. */
+		if (ret == -1)
+			fprintf(stderr, "uwprof record: bad value '%s' for %s\n",
+				optarg, argv[optind - 1] == optarg ?
+				argv[optind - 2] : argv[optind - 1]);
+		if (ret)
+			return -1;
 	}
-	if (i < argc) {
-		if (o->mode) {
-			fprintf(stderr, "uwprof record: -a, -p and a command exclude each other\n");
+	if (optind < argc) {
+		if (set_mode(o, MODE_CMD))
 			return -1;
-		}
-		o->mode = MODE_CMD;
-		o->cmd = argv + i;
+		o->cmd = argv + optind;
 	}
 	if (!o->mode) {
-		fprintf(stderr, "uwprof record: nothing to profile: give a "
-			"command, -p PID or -a\n");
+		fprintf(stderr,
+			"uwprof record: nothing to profile: give a command, -p PID or -a\n");
 		return -1;
 	}
 	return 0;
@@ -1300,9 +1318,9 @@ static uint64_t unwind_errors(const struct recorder *r)
 
 static void progress(const struct recorder *r, int final)
 {
-	fprintf(stderr, "\r\033[Kuwprof: %llu samples, %llu lost, %llu unwind "
-		"errors, %.1f s%s", (unsigned long long)r->samples,
-		(unsigned long long)r->lost,
+	fprintf(stderr,
+		"\r\033[Kuwprof: %llu samples, %llu lost, %llu unwind errors, %.1f s%s",
+		(unsigned long long)r->samples, (unsigned long long)r->lost,
 		(unsigned long long)unwind_errors(r),
 		(double)(mono_ns() - r->t_start) / 1e9, final ? "\n" : "");
 }
@@ -1325,9 +1343,9 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 	double secs = (double)(r->t_end - r->t_start) / 1e9;
 	int i;
 
-	fprintf(stderr, "uwprof: %llu samples in %.2f s, %llu lost, %llu "
-		"objects (%llu without unwind tables), %zu processes, %llu "
-		"mapping uploads\n", (unsigned long long)r->samples, secs,
+	fprintf(stderr,
+		"uwprof: %llu samples in %.2f s, %llu lost, %llu objects (%llu without unwind tables), %zu processes, %llu mapping uploads\n",
+		(unsigned long long)r->samples, secs,
 		(unsigned long long)r->lost, (unsigned long long)r->nr_objs,
 		(unsigned long long)r->objects_no_table, r->nr_procs,
 		(unsigned long long)r->maps_uploads);
@@ -1338,16 +1356,17 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 				(unsigned long long)r->stops[i]);
 	fprintf(stderr, "\n");
 	if (st->frames)
-		fprintf(stderr, "uwprof: %llu frames, %llu by frame-pointer "
-			"fallback; tables: %llu cached, %llu compiled in %.2f s\n",
+		fprintf(stderr,
+			"uwprof: %llu frames, %llu by frame-pointer fallback; tables: %llu cached, %llu compiled in %.2f s\n",
 			(unsigned long long)st->frames,
 			(unsigned long long)st->fp_frames,
 			(unsigned long long)r->cache.hits,
 			(unsigned long long)r->cache.misses,
 			(double)r->cache.compile_ns / 1e9);
 	if (r->filtered)
-		fprintf(stderr, "uwprof: %llu samples of other processes "
-			"left out\n", (unsigned long long)r->filtered);
+		fprintf(stderr,
+			"uwprof: %llu samples of other processes left out\n",
+			(unsigned long long)r->filtered);
 	if (r->bad_recs)
 		fprintf(stderr, "uwprof: %llu malformed ring records skipped\n",
 			(unsigned long long)r->bad_recs);
@@ -1442,8 +1461,9 @@ static int upload_pids(struct recorder *r)
 		int ret;
 
 		if (kill((pid_t)r->o.pids[i], 0) && errno == ESRCH) {
-			fprintf(stderr, "uwprof record: process %u: no such "
-				"process\n", r->o.pids[i]);
+			fprintf(stderr,
+				"uwprof record: process %u: no such process\n",
+				r->o.pids[i]);
 			return UWPROF_REC_EXIT_TARGET;
 		}
 		p = proc_get(r, r->o.pids[i]);
@@ -1451,13 +1471,15 @@ static int upload_pids(struct recorder *r)
 			return UWPROF_REC_EXIT_ERROR;
 		ret = proc_upload(r, p);
 		if (ret == -ESRCH) {
-			fprintf(stderr, "uwprof record: process %u: no such "
-				"process (its maps vanished)\n", r->o.pids[i]);
+			fprintf(stderr,
+				"uwprof record: process %u: no such process (its maps vanished)\n",
+				r->o.pids[i]);
 			return UWPROF_REC_EXIT_TARGET;
 		}
 		if (ret) {
-			fprintf(stderr, "uwprof record: process %u: reading its "
-				"mappings: %s\n", r->o.pids[i], strerror(-ret));
+			fprintf(stderr,
+				"uwprof record: process %u: reading its mappings: %s\n",
+				r->o.pids[i], strerror(-ret));
 			return ret == -EACCES || ret == -EPERM ?
 			       UWPROF_REC_EXIT_PERM : UWPROF_REC_EXIT_ERROR;
 		}
@@ -1506,8 +1528,8 @@ static int record_run(struct recorder *r)
 	r->arch = (uint16_t)r->dev.ver.arch;
 	r->elf_machine = r->arch == UWPROF_ARCH_ARM64 ? EM_AARCH64 : EM_X86_64;
 	if (r->o.kernel && !(r->dev.ver.caps & UWPROF_CAP_KERNEL_STACK)) {
-		fprintf(stderr, "uwprof record: --kernel: this user may not see "
-			"kernel addresses (needs CAP_PERFMON or root)\n");
+		fprintf(stderr,
+			"uwprof record: --kernel: this user may not see kernel addresses (needs CAP_PERFMON or root)\n");
 		return UWPROF_REC_EXIT_PERM;
 	}
 	if (!r->o.event)
@@ -1515,8 +1537,8 @@ static int record_run(struct recorder *r)
 			     UWPROF_PF_EV_CYCLES : UWPROF_PF_EV_CPU_CLOCK;
 	if (r->o.event == UWPROF_PF_EV_CYCLES &&
 	    !(r->dev.ver.caps & UWPROF_CAP_HW_CYCLES)) {
-		fprintf(stderr, "uwprof record: -e cycles: no hardware cycles "
-			"event on this machine (use -e cpu-clock)\n");
+		fprintf(stderr,
+			"uwprof record: -e cycles: no hardware cycles event on this machine (use -e cpu-clock)\n");
 		return UWPROF_REC_EXIT_ERROR;
 	}
 	flags |= r->o.event == UWPROF_PF_EV_CYCLES ? UWPROF_START_CYCLES :
@@ -1564,8 +1586,7 @@ static int record_run(struct recorder *r)
 			       r->o.mode == MODE_PIDS ? r->o.nr_pids : 0);
 	if (ret) {
 		if (ret == -EBUSY)
-			fprintf(stderr, "uwprof record: another uwprof session "
-				"is sampling\n");
+			fprintf(stderr, "uwprof record: another uwprof session is sampling\n");
 		else
 			fprintf(stderr, "uwprof record: starting to sample: %s\n",
 				strerror(-ret));
@@ -1688,7 +1709,10 @@ int uwprof_cmd_record(int argc, char **argv)
 	r->self = getpid();
 	ret = parse_opts(&r->o, argc, argv);
 	if (ret) {
-		rec_usage(ret > 0 ? stdout : stderr);
+		if (ret > 0)
+			rec_usage(stdout);
+		else
+			fprintf(stderr, "(see 'uwprof record --help')\n");
 		free(r->o.pids);
 		free(r);
 		return ret > 0 ? UWPROF_REC_EXIT_OK : UWPROF_REC_EXIT_USAGE;

@@ -85,10 +85,11 @@ int uwprof_cmd_status(int argc, char **argv)
 		uwprof_dev_close(&d);
 		return UWPROF_REC_EXIT_ERROR;
 	}
-	printf("%-22s samples %llu, lost %llu, events %llu, tables %llu "
-	       "(%llu bytes), processes %llu\n", "session stats:",
-	       (unsigned long long)st.samples, (unsigned long long)st.lost,
-	       (unsigned long long)st.events, (unsigned long long)st.tables,
+	printf("%-22s ", "session stats:");
+	printf("samples %llu, lost %llu, events %llu, tables %llu (%llu bytes), processes %llu\n",
+	       (unsigned long long)st.samples,
+	       (unsigned long long)st.lost, (unsigned long long)st.events,
+	       (unsigned long long)st.tables,
 	       (unsigned long long)st.table_bytes,
 	       (unsigned long long)st.processes);
 	uwprof_dev_close(&d);
