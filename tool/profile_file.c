@@ -519,6 +519,8 @@ static const char *const pf_type_name[] = {
 	[UWPROF_PF_STATS] = "stats", [UWPROF_PF_END] = "end",
 };
 
+#define PF_NR_TYPES	(sizeof(pf_type_name) / sizeof(pf_type_name[0]))
+
 static int pf_header(struct pf_priv *pp, struct pf_cur *c)
 {
 	struct uwprof_pf_header *h = &pp->pub.hdr;
@@ -796,7 +798,7 @@ static int pf_parse(struct pf_priv *pp, char *err, size_t errlen)
 			return -EINVAL;
 		}
 		memcpy(&r, pf->data + off, sizeof(r));
-		tn = r.type < sizeof(pf_type_name) / sizeof(pf_type_name[0]) &&
+		tn = r.type < PF_NR_TYPES &&
 		     pf_type_name[r.type] ? pf_type_name[r.type] : "unknown";
 		if (r.size < sizeof(r) || (r.size & 7)) {
 			snprintf(err, errlen,
@@ -891,7 +893,9 @@ int uwprof_pf_open(const char *path, struct uwprof_pf **out, char *err,
 		return -EINVAL;
 	}
 	pp = calloc(1, sizeof(*pp));
-	if (!pp || !(pp->pub.path = strdup(path))) {
+	if (pp)
+		pp->pub.path = strdup(path);
+	if (!pp || !pp->pub.path) {
 		free(pp);
 		close(fd);
 		snprintf(err, errlen, "%s: out of memory", path);
