@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The user-stack walk: mapping lookup, one table-driven step per frame, the
+ * The user-stack walk: mapping and row lookup, one table-driven step per frame, the
  * frame-pointer fallback and signal-frame restore. Shared by the module and
  * the host tests; the environment header supplies the user-memory reader.
  *
@@ -23,6 +23,41 @@
  */
 #define UWPROF_FP_MAX_FRAME	(8ULL << 20)
 
+/*
+ * Row lookup: the index slot narrows the search to the rows of one block of
+ * text, a binary search finishes it (see struct uwprof_table).
+ */
+static __always_inline const struct uwprof_rule *
+table_lookup(const struct uwprof_table *t, u64 vaddr)
+{
+	u64 off = vaddr - t->base;
+	u32 lo, hi, b;
+
+	/* Below base wraps to a huge offset: one compare catches both ends. */
+	if (off >= t->span || off < t->pc[0])
+		return NULL;
+
+	b = (u32)(off >> t->idx_shift);
+	lo = t->idx[b];
+	hi = t->idx[b + 1];
+	/* Rightmost row in [lo, hi] with pc <= off; pc[lo] <= off holds. */
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo + 1) / 2;
+
+		if (t->pc[mid] <= off)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return &t->rules[t->rule_idx[lo]];
+}
+
+const struct uwprof_rule *uwprof_table_lookup(const struct uwprof_table *t,
+					      u64 vaddr)
+{
+	return table_lookup(t, vaddr);
+}
+
 /* The registers of the frame being stepped, and what is known of them. */
 struct walk {
 	u64 pc;
@@ -31,7 +66,8 @@ struct walk {
 	u64 lr;
 	u64 limit;		/* first address above user space */
 	void *env;
-	const struct uwprof_unwind_map *map;	/* last hit: frames cluster */
+	/* The last two mappings hit: stacks alternate between few objects. */
+	const struct uwprof_unwind_map *map[2];
 	bool fp_ok;		/* fp holds the frame's real value */
 	bool lr_ok;		/* lr holds the return address (arm64) */
 	bool exact;		/* pc was interrupted, not a return address */
@@ -45,7 +81,7 @@ static bool range_ok(const struct walk *w, u64 addr, u64 len)
 	return addr < w->limit && len <= w->limit - addr;
 }
 
-static int read_words(struct walk *w, u64 addr, u64 *dst, u32 n)
+static __always_inline int read_words(struct walk *w, u64 addr, u64 *dst, u32 n)
 {
 	if (unlikely(!range_ok(w, addr, 8ULL * n)))
 		return -EFAULT;
@@ -238,6 +274,16 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r, u32 flags,
 		from_lr = true;
 		break;
 	case UWPROF_REG_AT_CFA:
+		/* fp saved just below ra (push rbp, stp x29, x30): one read. */
+		if (r->fp_type == UWPROF_REG_AT_CFA && r->fp_off + 8 == r->ra_off) {
+			u64 pair[2];
+
+			if (read_words(w, cfa + (s64)r->fp_off, pair, 2))
+				return STEP_STOP(UWPROF_STOP_READ);
+			w->fp = pair[0];
+			w->fp_ok = true;
+			return step_to(w, strip_ra(w, pair[1]), cfa, false, false);
+		}
 		if (read_words(w, cfa + (s64)r->ra_off, &ra, 1))
 			return STEP_STOP(UWPROF_STOP_READ);
 		break;
@@ -259,7 +305,7 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r, u32 flags,
 static u32 step(struct walk *w, const struct uwprof_unwind_req *req,
 		struct uwprof_unwind_res *res)
 {
-	const struct uwprof_unwind_map *m = w->map;
+	const struct uwprof_unwind_map *m = w->map[0];
 	const struct uwprof_rule *r = NULL;
 	u32 fp_used = 0, ret;
 	u64 at;
@@ -267,15 +313,19 @@ static u32 step(struct walk *w, const struct uwprof_unwind_req *req,
 	/* A return address points after the call: look up the call itself. */
 	at = w->exact ? w->pc : w->pc - 1;
 	if (!m || at < m->start || at >= m->end) {
-		m = uwprof_maps_find(req->maps, req->nr_maps, at);
-		if (unlikely(!m)) {
-			res->unknown_pc = w->pc;
-			return STEP_STOP(UWPROF_STOP_NO_MAP);
+		m = w->map[1];
+		if (!m || at < m->start || at >= m->end) {
+			m = uwprof_maps_find(req->maps, req->nr_maps, at);
+			if (unlikely(!m)) {
+				res->unknown_pc = w->pc;
+				return STEP_STOP(UWPROF_STOP_NO_MAP);
+			}
 		}
-		w->map = m;
+		w->map[1] = w->map[0];
+		w->map[0] = m;
 	}
 	if (m->table && !(m->flags & UWPROF_MAP_NO_TABLE))
-		r = uwprof_table_lookup(m->table, at - m->bias);
+		r = table_lookup(m->table, at - m->bias);
 
 	if (likely(r && r->cfa_type != UWPROF_CFA_END))
 		ret = step_row(w, r, req->flags, &fp_used);

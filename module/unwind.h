@@ -37,7 +37,7 @@
  * base + (b << idx_shift), so the row for any vaddr lies between idx[b] and
  * idx[b + 1]; a short binary search finishes the job. idx has nr_idx + 1
  * slots, the last one being nr_rows - 1. idx_shift is chosen so the index
- * never has more slots than the table has rows (see uwprof_table_check()).
+ * has at most one slot per two rows (see table_check.c).
  */
 struct uwprof_table {
 	const struct uwprof_table_hdr *hdr;
@@ -59,7 +59,7 @@ struct uwprof_table {
  * every rule's types, offsets and reserved bytes, last row END, and that
  * 'size' is exactly the blob size the header implies. The blob must be 8-byte
  * aligned. On success stores in *idx_bytes the size of the lookup index that
- * uwprof_table_init() needs (at most 4 * (nr_rows + 1) bytes).
+ * uwprof_table_init() needs (at most 4 * (nr_rows / 2 + 2) bytes).
  *
  * Return: 0, -EINVAL (malformed) or -E2BIG (nr_rows or nr_rules above the
  * UWPROF_TABLE_MAX_* limits).

@@ -348,8 +348,8 @@ static void test_lookup(struct tap *t, u64 seed)
 			tb_free(&b);
 			continue;
 		}
-		tap_ok(t, idx_bytes <= 4ULL * (n / 4 + 3),
-		       "random table %u: index %llu bytes within 4 * (rows / 4 + 3)",
+		tap_ok(t, idx_bytes <= 4ULL * (n / 2 + 2),
+		       "random table %u: index %llu bytes within 4 * (rows / 2 + 2)",
 		       round, (unsigned long long)idx_bytes);
 		/* Every row boundary, its neighbours, and random addresses. */
 		for (i = 0; i < n; i++) {

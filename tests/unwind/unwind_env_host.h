@@ -29,6 +29,10 @@ typedef int64_t s64;
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #endif
 
+#ifndef __always_inline
+#define __always_inline	inline __attribute__((__always_inline__))
+#endif
+
 #ifndef fallthrough
 #define fallthrough	__attribute__((__fallthrough__))
 #endif
