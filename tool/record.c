@@ -804,10 +804,66 @@ static int proc_upload(struct recorder *r, struct rec_proc *p)
 	return ret == 1 ? 0 : ret;
 }
 
+/*
+ * Adds the children of a command's processes as soon as they exist, before
+ * any of their samples asks for them (/proc/PID/task/TID/children).
+ */
+static void procs_find_children(struct recorder *r)
+{
+	uint32_t found[256];
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nr_procs && n < 256; i++) {
+		const struct rec_proc *p = &r->procs[i];
+		struct dirent *de;
+		char fn[96];
+		DIR *d;
+
+		if (p->ours != 1 || p->gone)
+			continue;
+		snprintf(fn, sizeof(fn), "/proc/%u/task", p->pid);
+		d = opendir(fn);
+		if (!d)
+			continue;
+		while ((de = readdir(d)) && n < 256) {
+			unsigned int c;
+			int off = 0, k;
+			char buf[512];
+			FILE *f;
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(fn, sizeof(fn), "/proc/%u/task/%.16s/children",
+				 p->pid, de->d_name);
+			f = fopen(fn, "re");
+			if (!f)
+				continue;
+			k = (int)fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+			buf[k > 0 ? k : 0] = 0;
+			while (n < 256 && sscanf(buf + off, "%u%n", &c, &k) == 1) {
+				off += k;
+				if (!proc_find(r, c))
+					found[n++] = c;
+			}
+		}
+		closedir(d);
+	}
+	for (i = 0; i < n; i++) {
+		struct rec_proc *p = proc_get(r, found[i]);
+
+		if (p && p->ours == 1)
+			p->refresh = 1;
+	}
+}
+
 static void procs_refresh(struct recorder *r, int force)
 {
 	uint64_t now = mono_ns();
 	size_t i;
+
+	if (r->o.mode == MODE_CMD && !force)
+		procs_find_children(r);
 
 	for (i = 0; i < r->nr_procs; i++) {
 		struct rec_proc *p = &r->procs[i];
