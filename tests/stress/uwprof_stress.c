@@ -1,0 +1,1201 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * In-guest stress and fuzz of uwprof.ko, one scenario per subcommand:
+ *
+ *	uwprof_stress fuzz CALLS CHAIN BLOB	random and mutated ioctls while
+ *						sampling runs, then a normal
+ *						recording of CHAIN with BLOB
+ *	uwprof_stress churn PROCS		short-lived processes while
+ *						sampling system-wide at 10 kHz
+ *	uwprof_stress unload CYCLES KO		start, map, sample, rmmod
+ *						(refused), close, rmmod, insmod
+ *	uwprof_stress hotplug CYCLES		CPU offline/online while sampling
+ *	uwprof_stress overflow SECONDS		a reader that stops reading
+ *	uwprof_stress memcap			uploads beyond table_mem_max
+ *
+ * Each prints TAP lines ("ok N - ..." / "not ok N - ...") with the figure
+ * it measured (calls, processes, cycles, seconds) and exits non-zero when
+ * any check failed. The run script (tests/stress/run) picks the sizes.
+ */
+#include "../selftests/uwprof_test.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+
+static int tap_n;
+static int tap_failed;
+
+static void tap(bool ok, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void tap(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", ok ? "" : "not ", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		tap_failed = 1;
+}
+
+static void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* xorshift64*: each thread keeps its own state. */
+static uint64_t rnd(uint64_t *st)
+{
+	uint64_t x = *st;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*st = x;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+static uint64_t rnd_below(uint64_t *st, uint64_t n)
+{
+	return n ? rnd(st) % n : 0;
+}
+
+static int open_dev(void)
+{
+	const char *why = NULL;
+	int fd = uwt_open(&why);
+
+	if (fd < 0) {
+		printf("Bail out! cannot open " UWT_DEV ": %s\n", why);
+		exit(1);
+	}
+	return fd;
+}
+
+static int nr_cpus_online(void)
+{
+	return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+/* ---- a reader thread that drains every ring of one session ---- */
+
+struct drainer {
+	int fd;
+	struct uwt_rings r;
+	struct uwt_reader rd;
+	pthread_t th;
+	pthread_mutex_t lock;	/* rd and r against the final drain */
+	volatile int stop;
+	volatile int paused;	/* stops reading (overflow scenario) */
+};
+
+static void *drainer_main(void *arg)
+{
+	struct drainer *d = arg;
+	struct pollfd p = { .fd = d->fd, .events = POLLIN };
+
+	while (!d->stop) {
+		poll(&p, 1, 20);
+		if (d->paused)
+			continue;
+		pthread_mutex_lock(&d->lock);
+		uwt_rings_drain(&d->r, &d->rd);
+		pthread_mutex_unlock(&d->lock);
+	}
+	return NULL;
+}
+
+static int drainer_start(struct drainer *d, int fd)
+{
+	int ret;
+
+	memset(d, 0, sizeof(*d));
+	d->fd = fd;
+	pthread_mutex_init(&d->lock, NULL);
+	ret = uwt_rings_map(fd, &d->r);
+	if (ret)
+		return ret;
+	return -pthread_create(&d->th, NULL, drainer_main, d);
+}
+
+static void drainer_join(struct drainer *d)
+{
+	d->stop = 1;
+	pthread_join(d->th, NULL);
+}
+
+/*
+ * After STOP and a final drain: everything the module counted is what the
+ * reader saw, and every overflow-handler call is accounted for.
+ */
+static void check_identities(const char *what, int fd, struct drainer *d)
+{
+	struct uwprof_stats st;
+	uint64_t taken;
+
+	uwt_rings_drain(&d->r, &d->rd);
+	if (uwt_stats(fd, &st)) {
+		tap(false, "%s: STATS failed", what);
+		return;
+	}
+	taken = st.events - st.skipped_kthread - st.skipped_compat -
+		st.skipped_filter;
+	tap(d->rd.c.bad == 0, "%s: every record well formed (%llu bad)", what,
+	    (unsigned long long)d->rd.c.bad);
+	tap(st.samples == d->rd.c.samples && st.lost == d->rd.c.lost &&
+	    st.lost == uwt_ctl_lost(&d->r),
+	    "%s: reader saw samples %llu (module %llu), lost %llu (module %llu, rings %llu)",
+	    what, (unsigned long long)d->rd.c.samples,
+	    (unsigned long long)st.samples, (unsigned long long)d->rd.c.lost,
+	    (unsigned long long)st.lost,
+	    (unsigned long long)uwt_ctl_lost(&d->r));
+	tap(taken == st.samples + st.lost_samples,
+	    "%s: samples taken %llu == written %llu + lost %llu", what,
+	    (unsigned long long)taken, (unsigned long long)st.samples,
+	    (unsigned long long)st.lost_samples);
+}
+
+/* ---- synthetic tables ---- */
+
+static int add_synthetic(int fd, uint64_t id, uint32_t rows)
+{
+	struct uwt_blob b;
+	int ret;
+
+	if (uwt_blob_make(&b, rows))
+		return -ENOMEM;
+	ret = uwt_table_add(fd, id, b.data, b.size);
+	free(b.data);
+	return ret;
+}
+
+/* ---- fuzz ---- */
+
+static const unsigned long fuzz_cmds[] = {
+	UWPROF_IOC_VERSION, UWPROF_IOC_TABLE_ADD, UWPROF_IOC_OBJECT_DEL,
+	UWPROF_IOC_MAPS_SET, UWPROF_IOC_PROCESS_DEL, UWPROF_IOC_START,
+	UWPROF_IOC_STOP, UWPROF_IOC_STATS, UWPROF_IOC_RING_INFO,
+};
+
+/* Every errno the uapi header documents; anything else is a finding. */
+static bool errno_documented(int e)
+{
+	switch (e) {
+	case 0: case EINVAL: case E2BIG: case EFAULT: case ENOMEM: case ENOSPC:
+	case ENOENT: case EEXIST: case EBUSY: case EPERM: case EOPNOTSUPP:
+	case ENOTTY:
+		return true;
+	}
+	return false;
+}
+
+struct fuzz_shared {
+	int sampler_fd;		/* sampling session: no START/STOP on it */
+	uint64_t calls_each;
+	const uint32_t *pids;	/* live processes to name in MAPS_SET */
+	int nr_pids;
+};
+
+struct fuzz_thread {
+	struct fuzz_shared *sh;
+	pthread_t th;
+	uint64_t seed;
+	uint64_t calls;
+	uint64_t ok;
+	uint64_t undocumented;
+	int last_bad_errno;
+	unsigned long last_bad_cmd;
+	uint64_t by_errno[256];
+};
+
+/* Pointers that must never be dereferenced as if they were valid. */
+static uint64_t bad_ptr(uint64_t *st)
+{
+	static const uint64_t p[] = {
+		0, 1, 0x1000, 0xffffffff81000000ULL, 0xffff888000000000ULL,
+		0x7ffffffff000ULL, 0xfffffffffffff000ULL, 0x8000000000000000ULL,
+	};
+
+	return p[rnd_below(st, sizeof(p) / sizeof(p[0]))];
+}
+
+/* A blob: valid, then mutated in one of several ways. */
+static void fuzz_table(int fd, struct fuzz_thread *t, uint64_t *st,
+		       uint8_t *garbage, size_t gsize, int *err)
+{
+	struct uwprof_table_add a = { .size = sizeof(a) };
+	struct uwprof_table_hdr *h;
+	uint32_t rows = 1 + rnd_below(st, rnd_below(st, 8) ? 64 : 20000);
+
+	/* Now and then a real big table: a million rows, 6 MB. */
+	if (rnd_below(st, 1000) == 0)
+		rows = 1 << 20;
+	struct uwt_blob b;
+	uint64_t i, n;
+
+	(void)t;
+	if (uwt_blob_make(&b, rows)) {
+		*err = 0;
+		return;
+	}
+	h = b.data;
+	switch (rnd_below(st, 10)) {
+	case 0:	/* valid */
+		break;
+	case 1:	/* garbage rows: random pcs and rule indexes */
+		for (i = 0; i < rows; i++) {
+			if (rnd_below(st, 4) == 0)
+				uwt_pcs(&b)[i] = (uint32_t)rnd(st);
+			if (rnd_below(st, 4) == 0)
+				uwt_ridx(&b)[i] = (uint16_t)rnd(st);
+		}
+		break;
+	case 2:	/* garbage rules */
+		for (i = 0; i < h->nr_rules * sizeof(struct uwprof_rule); i++)
+			if (rnd_below(st, 3) == 0)
+				((uint8_t *)uwt_rules(&b))[i] = (uint8_t)rnd(st);
+		break;
+	case 3:	/* header fields off */
+		switch (rnd_below(st, 6)) {
+		case 0: h->nr_rows = (uint32_t)rnd(st); break;
+		case 1: h->nr_rules = (uint32_t)rnd(st); break;
+		case 2: h->hdr_size = (uint32_t)rnd_below(st, 8192); break;
+		case 3: h->rule_size = (uint32_t)rnd_below(st, 64); break;
+		case 4: h->version = (uint16_t)rnd(st); break;
+		default: h->arch = (uint16_t)rnd(st); break;
+		}
+		break;
+	case 4:	/* huge: the largest counts the uapi allows, short data */
+		h->nr_rows = UWPROF_TABLE_MAX_ROWS - rnd_below(st, 2);
+		h->nr_rules = UWPROF_TABLE_MAX_RULES - rnd_below(st, 2);
+		break;
+	case 5:	/* random bit flips anywhere */
+		n = 1 + rnd_below(st, 16);
+		for (i = 0; i < n; i++)
+			((uint8_t *)b.data)[rnd_below(st, b.size)] ^=
+				1u << rnd_below(st, 8);
+		break;
+	case 6:	/* END row in the middle, or no END at the end */
+		uwt_ridx(&b)[rnd_below(st, rows)] = rnd_below(st, 2);
+		break;
+	case 7:	/* reserved bytes of a rule */
+		uwt_rules(&b)[1].__reserved[rnd_below(st, 3)] = 1 + rnd_below(st, 255);
+		break;
+	default:	/* random bytes under a valid-looking header */
+		n = b.size > sizeof(*h) ? b.size - sizeof(*h) : 0;
+		memcpy((char *)b.data + sizeof(*h), garbage,
+		       n < gsize ? n : gsize);
+		break;
+	}
+	a.object_id = 1 + rnd_below(st, 64);
+	a.data = (uintptr_t)b.data;
+	a.data_size = b.size;
+	switch (rnd_below(st, 8)) {
+	case 0: a.data_size = rnd_below(st, b.size + 64); break;
+	case 1: a.data_size = rnd(st); a.data = (uintptr_t)garbage; break;
+	case 2: a.data = bad_ptr(st); break;
+	case 3: a.flags = 1u << rnd_below(st, 32); break;
+	case 4: a.size = (uint32_t)rnd_below(st, 64); break;
+	default: break;
+	}
+	*err = ioctl(fd, UWPROF_IOC_TABLE_ADD, &a) ? errno : 0;
+	free(b.data);
+}
+
+static void fuzz_maps(int fd, struct fuzz_thread *t, uint64_t *st, int *err)
+{
+	struct fuzz_shared *sh = t->sh;
+	struct uwprof_maps_set a = { .size = sizeof(a) };
+	uint32_t n = 1 + rnd_below(st, rnd_below(st, 16) ? 32 : 70000);
+	struct uwprof_map *m;
+	uint64_t pos = 0x400000 + rnd_below(st, 1 << 20) * 4096, i;
+
+	m = calloc(n, sizeof(*m));
+	if (!m) {
+		*err = 0;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t len = 4096 * (1 + rnd_below(st, 64));
+
+		m[i].start = pos;
+		m[i].end = pos + len;
+		m[i].bias = rnd_below(st, 2) ? pos - 0x1000 : rnd(st);
+		m[i].object_id = 1 + rnd_below(st, 64);
+		pos += len + 4096 * rnd_below(st, 4);
+		switch (rnd_below(st, 40)) {
+		case 0:	/* overlapping the previous one */
+			if (i)
+				m[i].start = m[i - 1].end - 4096;
+			break;
+		case 1:	/* unsorted */
+			m[i].start = rnd(st) & 0x7ffffffff000ULL;
+			m[i].end = m[i].start + 4096;
+			break;
+		case 2:	/* kernel addresses */
+			m[i].start = 0xffffffff81000000ULL;
+			m[i].end = 0xffffffff82000000ULL;
+			break;
+		case 3:	/* straddling the end of user space */
+			m[i].start = 0x7ffffffff000ULL - 4096;
+			m[i].end = 0x800000001000ULL;
+			break;
+		case 4:	/* empty */
+			m[i].end = m[i].start;
+			break;
+		case 5:
+			m[i].flags = UWPROF_MAP_NO_TABLE;
+			m[i].object_id = rnd_below(st, 2);
+			break;
+		case 6:
+			m[i].flags = (uint32_t)rnd(st);
+			break;
+		case 7:
+			m[i].__reserved = 1;
+			break;
+		}
+	}
+	if (sh->nr_pids && rnd_below(st, 4))
+		a.pid = sh->pids[rnd_below(st, sh->nr_pids)];
+	else
+		a.pid = rnd_below(st, 2) ? (uint32_t)rnd(st) : (uint32_t)getpid();
+	a.nr_maps = n;
+	a.maps = (uintptr_t)m;
+	switch (rnd_below(st, 10)) {
+	case 0: a.nr_maps = (uint32_t)rnd(st); break;
+	case 1: a.maps = bad_ptr(st); break;
+	case 2: a.nr_maps = 0; break;
+	case 3: a.flags = 1; break;
+	default: break;
+	}
+	*err = ioctl(fd, UWPROF_IOC_MAPS_SET, &a) ? errno : 0;
+	free(m);
+}
+
+static void fuzz_start(int fd, uint64_t *st, int *err)
+{
+	uint32_t pids[8];
+	struct uwprof_start a = { .size = sizeof(a) };
+	int i;
+
+	for (i = 0; i < 8; i++)
+		pids[i] = rnd_below(st, 2) ? (uint32_t)getpid() : (uint32_t)rnd(st);
+	a.flags = rnd_below(st, 2) ? (uint32_t)rnd_below(st, 32) : (uint32_t)rnd(st);
+	a.flags &= ~UWPROF_START_CYCLES;	/* TCG guests have no PMU */
+	a.freq_hz = rnd_below(st, 2) ? 1 + rnd_below(st, 2000) : (uint32_t)rnd(st);
+	a.max_depth = rnd_below(st, 2) ? 1 + rnd_below(st, 64) : (uint32_t)rnd(st);
+	a.ring_pages = rnd_below(st, 2) ? 1u << rnd_below(st, 4) : (uint32_t)rnd(st);
+	a.nr_pids = rnd_below(st, 2) ? 1 + rnd_below(st, 8) : (uint32_t)rnd(st);
+	a.pids = rnd_below(st, 8) ? (uintptr_t)pids : bad_ptr(st);
+	*err = ioctl(fd, UWPROF_IOC_START, &a) ? errno : 0;
+	if (!*err && rnd_below(st, 2))
+		ioctl(fd, UWPROF_IOC_STOP, NULL);
+}
+
+static void fuzz_one(int fd, bool sampler, struct fuzz_thread *t, uint64_t *st,
+		     uint8_t *garbage, size_t gsize)
+{
+	unsigned long cmd;
+	int err = 0;
+	uint64_t kind = rnd_below(st, 100);
+
+	if (kind < 30) {
+		cmd = UWPROF_IOC_TABLE_ADD;
+		fuzz_table(fd, t, st, garbage, gsize, &err);
+	} else if (kind < 55) {
+		cmd = UWPROF_IOC_MAPS_SET;
+		fuzz_maps(fd, t, st, &err);
+	} else if (kind < 62 && !sampler) {
+		cmd = UWPROF_IOC_START;
+		fuzz_start(fd, st, &err);
+	} else if (kind < 70) {
+		struct uwprof_object_del d = { .size = sizeof(d) };
+
+		cmd = UWPROF_IOC_OBJECT_DEL;
+		d.object_id = rnd_below(st, 66);
+		err = ioctl(fd, cmd, &d) ? errno : 0;
+	} else if (kind < 76) {
+		struct uwprof_process_del d = { .size = sizeof(d) };
+
+		cmd = UWPROF_IOC_PROCESS_DEL;
+		d.pid = rnd_below(st, 2) ? (uint32_t)getpid() : (uint32_t)rnd(st);
+		err = ioctl(fd, cmd, &d) ? errno : 0;
+	} else if (kind < 80) {
+		/* mmap with random length and offset; must never succeed wrongly */
+		size_t len = 4096 * (1 + rnd_below(st, 64));
+		void *p = mmap(NULL, len, PROT_READ | (rnd_below(st, 2) ? PROT_WRITE : 0),
+			       MAP_SHARED, fd, 4096 * rnd_below(st, 4));
+
+		cmd = 0;
+		if (p != MAP_FAILED) {
+			volatile char c = *(volatile char *)p;
+
+			(void)c;
+			munmap(p, len);
+		}
+	} else {
+		/*
+		 * Random: any command (known numbers with wrong sizes and
+		 * directions too), a buffer of random bytes with a random
+		 * 'size', or a bad pointer.
+		 */
+		uint64_t buf[600];
+		size_t i;
+
+		for (i = 0; i < sizeof(buf) / 8; i++)
+			buf[i] = rnd_below(st, 3) ? 0 : rnd(st);
+		buf[0] = (buf[0] & ~0xffffffffULL) | rnd_below(st, 5000);
+		if (rnd_below(st, 2))
+			cmd = fuzz_cmds[rnd_below(st, sizeof(fuzz_cmds) /
+						   sizeof(fuzz_cmds[0]))];
+		else
+			cmd = _IOC(rnd_below(st, 4), rnd_below(st, 4) ? UWPROF_IOC_MAGIC :
+				   rnd_below(st, 256), rnd_below(st, 16),
+				   rnd_below(st, 1 << 14));
+		if (sampler && (cmd == UWPROF_IOC_START || cmd == UWPROF_IOC_STOP))
+			cmd = UWPROF_IOC_STATS;
+		err = ioctl(fd, cmd, rnd_below(st, 8) ? (void *)buf :
+			    (void *)(uintptr_t)bad_ptr(st)) ? errno : 0;
+	}
+	t->calls++;
+	if (!err)
+		t->ok++;
+	t->by_errno[err & 255]++;
+	/* Other ioctl types may be answered by the VFS, not the module. */
+	if (cmd && _IOC_TYPE(cmd) == UWPROF_IOC_MAGIC && !errno_documented(err)) {
+		t->undocumented++;
+		t->last_bad_errno = err;
+		t->last_bad_cmd = cmd;
+	}
+}
+
+static void *fuzz_main(void *arg)
+{
+	struct fuzz_thread *t = arg;
+	uint64_t st = t->seed;
+	uint8_t garbage[8192];
+	int own = open_dev();
+	uint64_t i;
+
+	for (i = 0; i < sizeof(garbage); i++)
+		garbage[i] = (uint8_t)rnd(&st);
+	for (i = 0; i < t->sh->calls_each; i++) {
+		bool shared = rnd_below(&st, 4) == 0;
+
+		fuzz_one(shared ? t->sh->sampler_fd : own, shared, t, &st,
+			 garbage, sizeof(garbage));
+		/* Now and then a fresh session: close frees everything. */
+		if (rnd_below(&st, 2000) == 0) {
+			close(own);
+			own = open_dev();
+		}
+	}
+	close(own);
+	return NULL;
+}
+
+/*
+ * The selftests' chain target, recorded like the tool does it: its table,
+ * its mappings, sampling of its pid. The stack must come out whole: the
+ * unwinder still works after the fuzzing.
+ */
+static void normal_recording(const char *chain, const char *blob_path)
+{
+	struct uwprof_map maps[16];
+	struct drainer d;
+	struct uwt_blob b;
+	uint32_t pid;
+	int fd, n;
+	struct uwprof_stats st;
+
+	fd = open_dev();
+	if (uwt_blob_read(blob_path, &b)) {
+		tap(false, "normal recording: cannot read %s", blob_path);
+		close(fd);
+		return;
+	}
+	tap(uwt_table_add(fd, 1, b.data, b.size) == 0, "normal recording: table added");
+	free(b.data);
+	pid = uwt_spawn(chain, "20");
+	if ((int)pid < 0) {
+		tap(false, "normal recording: cannot start %s", chain);
+		close(fd);
+		return;
+	}
+	n = uwt_proc_maps(pid, chain, 1, maps, 16);
+	tap(n > 0 && uwt_maps_set(fd, pid, maps, n) == 0,
+	    "normal recording: %d mappings uploaded", n);
+	tap(uwt_start(fd, UWPROF_START_CPU_CLOCK, 1000, 64, 0, &pid, 1) == 0,
+	    "normal recording: START");
+	drainer_start(&d, fd);
+	uwt_sleep_ms(1500);
+	uwt_ioctl(fd, UWPROF_IOC_STOP, NULL);
+	drainer_join(&d);
+	check_identities("normal recording", fd, &d);
+	uwt_stats(fd, &st);
+	/* chain_leaf <- c <- b <- a <- main <- libc start: outermost reached */
+	tap(st.samples > 100 && st.stop[UWPROF_STOP_OK] * 10 >= st.samples * 9,
+	    "normal recording: %llu samples, %llu walked to the outermost frame",
+	    (unsigned long long)st.samples,
+	    (unsigned long long)st.stop[UWPROF_STOP_OK]);
+	uwt_reap(pid);
+	uwt_rings_unmap(&d.r);
+	close(fd);
+}
+
+static int cmd_fuzz(int argc, char **argv)
+{
+	uint64_t total = argc > 2 ? strtoull(argv[2], NULL, 0) : 100000;
+	struct fuzz_thread th[3];
+	struct fuzz_shared sh = {};
+	uint64_t calls = 0, ok = 0, bad = 0;
+	uint32_t pids[2];
+	struct drainer d;
+	double t0, dt;
+	int fd, i, nt = 3, e;
+
+	if (argc < 5) {
+		fprintf(stderr, "usage: fuzz CALLS CHAIN BLOB\n");
+		return 2;
+	}
+	/* A session samples system-wide the whole time, with a reader. */
+	fd = open_dev();
+	pids[0] = uwt_spinner();
+	pids[1] = uwt_spinner();
+	tap(add_synthetic(fd, 100, 64) == 0, "fuzz: sampler table added");
+	tap(uwt_start(fd, UWPROF_START_SYSTEM_WIDE | UWPROF_START_CPU_CLOCK,
+		      1000, 32, 4, NULL, 0) == 0, "fuzz: sampling started");
+	tap(drainer_start(&d, fd) == 0, "fuzz: reader mapped the rings");
+
+	sh.sampler_fd = fd;
+	sh.calls_each = (total + nt - 1) / nt;
+	sh.pids = pids;
+	sh.nr_pids = 2;
+	t0 = now_s();
+	for (i = 0; i < nt; i++) {
+		memset(&th[i], 0, sizeof(th[i]));
+		th[i].sh = &sh;
+		th[i].seed = 0x9e3779b97f4a7c15ULL * (i + 1) ^ (uint64_t)time(NULL);
+		pthread_create(&th[i].th, NULL, fuzz_main, &th[i]);
+	}
+	for (i = 0; i < nt; i++) {
+		pthread_join(th[i].th, NULL);
+		calls += th[i].calls;
+		ok += th[i].ok;
+		bad += th[i].undocumented;
+		if (th[i].undocumented)
+			diag("thread %d: errno %d from cmd %#lx", i,
+			     th[i].last_bad_errno, th[i].last_bad_cmd);
+	}
+	dt = now_s() - t0;
+	for (e = 0; e < 256; e++) {
+		uint64_t n = 0;
+
+		for (i = 0; i < nt; i++)
+			n += th[i].by_errno[e];
+		if (n)
+			diag("errno %d (%s): %llu", e, e ? strerror(e) : "success",
+			     (unsigned long long)n);
+	}
+	tap(calls >= total, "fuzz: %llu calls in %.1f s (%llu succeeded), %d threads",
+	    (unsigned long long)calls, dt, (unsigned long long)ok, nt);
+	tap(bad == 0, "fuzz: every error is one the uapi documents (%llu not)",
+	    (unsigned long long)bad);
+	tap(uwt_ioctl(fd, UWPROF_IOC_STOP, NULL) == 0, "fuzz: sampler still stops");
+	drainer_join(&d);
+	check_identities("fuzz sampler", fd, &d);
+	uwt_rings_unmap(&d.r);
+	close(fd);
+	uwt_reap(pids[0]);
+	uwt_reap(pids[1]);
+	normal_recording(argv[3], argv[4]);
+	return tap_failed;
+}
+
+/* ---- process churn ---- */
+
+static void *churn_thread(void *arg)
+{
+	volatile unsigned long x = 0;
+	unsigned long i;
+
+	for (i = 0; i < 20000; i++)
+		x += i;
+	return arg;
+}
+
+/* What each child does once its mappings are uploaded. */
+enum churn_kind { CHURN_EXIT, CHURN_EXEC, CHURN_THREADS, CHURN_MAIN_FIRST, CHURN__N };
+
+static void churn_child(int go, enum churn_kind k, const char *self)
+{
+	pthread_t th[3];
+	char c;
+	int i;
+
+	if (read(go, &c, 1) != 1)
+		_exit(3);
+	switch (k) {
+	case CHURN_EXIT:
+		_exit(0);
+	case CHURN_EXEC:
+		execl(self, self, "exit", (char *)NULL);
+		_exit(4);
+	case CHURN_THREADS:
+		for (i = 0; i < 3; i++)
+			pthread_create(&th[i], NULL, churn_thread, NULL);
+		for (i = 0; i < 3; i++)
+			pthread_join(th[i], NULL);
+		_exit(0);
+	default:
+		/* The main thread leaves first; the process ends with the last. */
+		for (i = 0; i < 2; i++)
+			pthread_create(&th[i], NULL, churn_thread, NULL);
+		pthread_exit(NULL);
+	}
+}
+
+/* One forking thread of the churn; several run so the guest's CPUs are busy. */
+struct churn_worker {
+	pthread_t th;
+	int fd;
+	const char *self;
+	uint64_t todo;
+	uint64_t done, uploaded, upload_err, child_err, table_err;
+	uint64_t kinds[CHURN__N];
+	uint64_t *next_id;		/* shared, under id_lock */
+	pthread_mutex_t *id_lock;
+};
+
+static void *churn_worker_main(void *arg)
+{
+	struct churn_worker *w = arg;
+	struct uwprof_map map = {
+		.start = 0x400000, .end = 0x500000, .bias = 0x3ff000,
+	};
+
+	while (w->done < w->todo) {
+		enum churn_kind k = w->done % CHURN__N;
+		int go[2], wst;
+		pid_t pid;
+
+		if (pipe2(go, O_CLOEXEC))
+			break;
+		pid = fork();
+		if (!pid) {
+			close(go[1]);
+			churn_child(go[0], k, w->self);
+		}
+		close(go[0]);
+		if (pid < 0) {
+			close(go[1]);
+			break;
+		}
+		pthread_mutex_lock(w->id_lock);
+		/* A new table now and then; the old one stays referenced. */
+		if (w->done % 64 == 63) {
+			if (add_synthetic(w->fd, *w->next_id + 1, 256) == 0) {
+				struct uwprof_object_del del = {
+					.size = sizeof(del), .object_id = *w->next_id,
+				};
+
+				if (ioctl(w->fd, UWPROF_IOC_OBJECT_DEL, &del))
+					w->table_err++;
+				++*w->next_id;
+			} else {
+				w->table_err++;
+			}
+		}
+		map.object_id = *w->next_id;
+		if (uwt_maps_set(w->fd, pid, &map, 1) == 0)
+			w->uploaded++;
+		else
+			w->upload_err++;
+		pthread_mutex_unlock(w->id_lock);
+		if (write(go[1], "g", 1) != 1)
+			w->child_err++;
+		close(go[1]);
+		if (waitpid(pid, &wst, 0) != pid || !WIFEXITED(wst) ||
+		    WEXITSTATUS(wst))
+			w->child_err++;
+		w->kinds[k]++;
+		w->done++;
+	}
+	return NULL;
+}
+
+static int cmd_churn(int argc, char **argv)
+{
+	uint64_t total = argc > 2 ? strtoull(argv[2], NULL, 0) : 20000;
+	int nw = argc > 3 ? atoi(argv[3]) : 4, i, k;
+	pthread_mutex_t id_lock = PTHREAD_MUTEX_INITIALIZER;
+	uint64_t next_id = 1000, done = 0, uploaded = 0, upload_err = 0;
+	uint64_t child_err = 0, table_err = 0, kinds[CHURN__N] = {};
+	struct churn_worker w[16];
+	struct uwprof_stats st0, st;
+	char self[PATH_MAX];
+	struct drainer d;
+	double t0, dt;
+	ssize_t sl;
+	int fd;
+
+	if (nw < 1 || nw > 16)
+		nw = 4;
+	sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (sl < 0)
+		return 2;
+	self[sl] = 0;
+	fd = open_dev();
+	tap(add_synthetic(fd, next_id, 256) == 0, "churn: first table added");
+	tap(uwt_start(fd, UWPROF_START_SYSTEM_WIDE | UWPROF_START_CPU_CLOCK,
+		      10000, 32, 16, NULL, 0) == 0,
+	    "churn: system-wide sampling at 10 kHz");
+	tap(drainer_start(&d, fd) == 0, "churn: reader mapped the rings");
+	uwt_stats(fd, &st0);
+
+	t0 = now_s();
+	for (i = 0; i < nw; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].fd = fd;
+		w[i].self = self;
+		w[i].todo = total / nw + (i < (int)(total % nw));
+		w[i].next_id = &next_id;
+		w[i].id_lock = &id_lock;
+		pthread_create(&w[i].th, NULL, churn_worker_main, &w[i]);
+	}
+	for (i = 0; i < nw; i++) {
+		pthread_join(w[i].th, NULL);
+		done += w[i].done;
+		uploaded += w[i].uploaded;
+		upload_err += w[i].upload_err;
+		child_err += w[i].child_err;
+		table_err += w[i].table_err;
+		for (k = 0; k < CHURN__N; k++)
+			kinds[k] += w[i].kinds[k];
+	}
+	dt = now_s() - t0;
+	/* Exit probes run before the parent's wait returns; RCU frees follow. */
+	uwt_sleep_ms(200);
+	uwt_stats(fd, &st);
+	tap(done == total && child_err == 0,
+	    "churn: %llu processes in %.1f s (%.0f/s, %d forking threads): exit %llu, exec %llu, threads %llu, main-first %llu",
+	    (unsigned long long)done, dt, done / dt, nw,
+	    (unsigned long long)kinds[CHURN_EXIT], (unsigned long long)kinds[CHURN_EXEC],
+	    (unsigned long long)kinds[CHURN_THREADS],
+	    (unsigned long long)kinds[CHURN_MAIN_FIRST]);
+	tap(upload_err == 0 && table_err == 0,
+	    "churn: %llu mapping uploads (%llu failed), %llu tables replaced (%llu failed)",
+	    (unsigned long long)uploaded, (unsigned long long)upload_err,
+	    (unsigned long long)(next_id - 1000), (unsigned long long)table_err);
+	tap(st.processes_dropped - st0.processes_dropped == uploaded,
+	    "churn: processes_dropped %llu == processes uploaded %llu",
+	    (unsigned long long)(st.processes_dropped - st0.processes_dropped),
+	    (unsigned long long)uploaded);
+	tap(st.processes == st0.processes,
+	    "churn: processes back to the baseline %llu (now %llu)",
+	    (unsigned long long)st0.processes, (unsigned long long)st.processes);
+	/* Replaced tables are freed with the last mapping list naming them. */
+	tap(st.tables == 1 && st.table_bytes == st0.table_bytes,
+	    "churn: one table left (%llu), %llu bytes held as at the start (%llu)",
+	    (unsigned long long)st.tables, (unsigned long long)st.table_bytes,
+	    (unsigned long long)st0.table_bytes);
+	diag("churn: %llu samples, %llu exit records",
+	     (unsigned long long)st.samples, (unsigned long long)st.exit_records);
+	tap(uwt_ioctl(fd, UWPROF_IOC_STOP, NULL) == 0, "churn: STOP");
+	drainer_join(&d);
+	check_identities("churn", fd, &d);
+	uwt_rings_unmap(&d.r);
+	close(fd);
+	return tap_failed;
+}
+
+/* ---- load/unload cycles ---- */
+
+static int sys_rmmod(void)
+{
+	return syscall(SYS_delete_module, "uwprof", O_NONBLOCK) ? -errno : 0;
+}
+
+static int sys_insmod(const char *path, const char *params)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static int wait_dev(void)
+{
+	int i, fd;
+
+	/* devtmpfs creates the node asynchronously after insmod. */
+	for (i = 0; i < 500; i++) {
+		fd = open(UWT_DEV, O_RDWR | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+		uwt_sleep_ms(10);
+	}
+	return -1;
+}
+
+static int cmd_unload(int argc, char **argv)
+{
+	uint64_t cycles = argc > 2 ? strtoull(argv[2], NULL, 0) : 200;
+	const char *ko = argc > 3 ? argv[3] : NULL;
+	uint64_t i, done = 0, refused_open = 0, refused_mapped = 0;
+	uint64_t samples = 0, bad_refusal = 0, rmmod_fail = 0, retries = 0;
+	uint32_t pid;
+	double t0, dt;
+	int ret;
+
+	if (!ko) {
+		fprintf(stderr, "usage: unload CYCLES KO\n");
+		return 2;
+	}
+	pid = uwt_spinner();
+	t0 = now_s();
+	for (i = 0; i < cycles; i++) {
+		struct drainer d;
+		int fd, j;
+
+		ret = sys_insmod(ko, "");
+		if (ret && ret != -EEXIST) {
+			diag("cycle %llu: insmod: %s", (unsigned long long)i,
+			     strerror(-ret));
+			break;
+		}
+		fd = wait_dev();
+		if (fd < 0)
+			break;
+		if (add_synthetic(fd, 1, 64) ||
+		    uwt_start(fd, UWPROF_START_SYSTEM_WIDE | UWPROF_START_CPU_CLOCK,
+			      2000, 16, 2, NULL, 0) || drainer_start(&d, fd)) {
+			diag("cycle %llu: could not start", (unsigned long long)i);
+			close(fd);
+			break;
+		}
+		uwt_sleep_ms(20);
+		ret = sys_rmmod();
+		if (ret == -EBUSY || ret == -EAGAIN)
+			refused_open++;
+		else
+			bad_refusal++;
+		drainer_join(&d);
+		samples += d.rd.c.samples;
+		/* Closed but still mapped: the mapping pins the module. */
+		close(fd);
+		ret = sys_rmmod();
+		if (ret == -EBUSY || ret == -EAGAIN)
+			refused_mapped++;
+		else
+			bad_refusal++;
+		uwt_rings_unmap(&d.r);
+		for (j = 0; j < 100; j++) {
+			ret = sys_rmmod();
+			if (ret != -EAGAIN && ret != -EBUSY)
+				break;
+			retries++;
+			uwt_sleep_ms(10);
+		}
+		if (ret) {
+			diag("cycle %llu: rmmod after close: %s",
+			     (unsigned long long)i, strerror(-ret));
+			rmmod_fail++;
+			break;
+		}
+		done++;
+	}
+	dt = now_s() - t0;
+	if (access("/sys/module/uwprof", F_OK))
+		sys_insmod(ko, "");
+	uwt_reap(pid);
+	tap(done == cycles, "unload: %llu of %llu load/start/map/close/unload cycles in %.1f s, %llu samples read",
+	    (unsigned long long)done, (unsigned long long)cycles, dt,
+	    (unsigned long long)samples);
+	tap(refused_open == done && refused_mapped == done && bad_refusal == 0,
+	    "unload: rmmod refused with EBUSY/EAGAIN while open (%llu) and while mapped (%llu), %llu other answers",
+	    (unsigned long long)refused_open, (unsigned long long)refused_mapped,
+	    (unsigned long long)bad_refusal);
+	tap(rmmod_fail == 0 && retries == 0,
+	    "unload: rmmod right after munmap succeeded (%llu retries)",
+	    (unsigned long long)retries);
+	tap(!access("/sys/module/uwprof", F_OK), "unload: module loaded again at the end");
+	return tap_failed;
+}
+
+/* ---- CPU hotplug ---- */
+
+static int cpu_online(int cpu, int on)
+{
+	char path[96];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, on ? "1" : "0", 1) != 1)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+struct per_cpu_seen {
+	uint64_t n[64];
+};
+
+static void count_cpu(const struct uwprof_rec_sample *s, uint32_t ring, void *priv)
+{
+	struct per_cpu_seen *p = priv;
+
+	(void)s;
+	if (ring < 64)
+		p->n[ring]++;
+}
+
+static int cmd_hotplug(int argc, char **argv)
+{
+	uint64_t cycles = argc > 2 ? strtoull(argv[2], NULL, 0) : 100;
+	int ncpu = nr_cpus_online(), cpu, i, fd, errs = 0;
+	struct per_cpu_seen before = {}, seen = {};
+	pid_t spin[8];
+	struct drainer d;
+	double t0, dt;
+	uint64_t c;
+
+	if (ncpu < 2) {
+		printf("ok 1 - hotplug # SKIP needs two online CPUs\n");
+		return 0;
+	}
+	if (cpu_online(1, 1)) {
+		printf("ok 1 - hotplug # SKIP CPU 1 cannot be hotplugged\n");
+		return 0;
+	}
+	for (i = 0; i < ncpu && i < 8; i++)
+		spin[i] = uwt_spinner();
+	fd = open_dev();
+	tap(uwt_start(fd, UWPROF_START_SYSTEM_WIDE | UWPROF_START_CPU_CLOCK,
+		      2000, 16, 4, NULL, 0) == 0, "hotplug: system-wide sampling");
+	tap(drainer_start(&d, fd) == 0, "hotplug: reader mapped the rings");
+	t0 = now_s();
+	for (c = 0; c < cycles; c++) {
+		cpu = 1 + c % (ncpu - 1);
+		if (cpu_online(cpu, 0))
+			errs++;
+		uwt_sleep_ms(5);
+		if (cpu_online(cpu, 1))
+			errs++;
+		uwt_sleep_ms(5);
+	}
+	dt = now_s() - t0;
+	tap(errs == 0, "hotplug: %llu offline/online cycles of CPUs 1..%d in %.1f s (%d errors)",
+	    (unsigned long long)cycles, ncpu - 1, dt, errs);
+	/* Every CPU samples again once back online. */
+	pthread_mutex_lock(&d.lock);
+	d.rd.priv = &seen;
+	d.rd.on_sample = count_cpu;
+	before = seen;
+	pthread_mutex_unlock(&d.lock);
+	uwt_sleep_ms(1000);
+	pthread_mutex_lock(&d.lock);
+	d.rd.on_sample = NULL;
+	pthread_mutex_unlock(&d.lock);
+	for (cpu = 0; cpu < ncpu && cpu < 64; cpu++)
+		tap(seen.n[cpu] > before.n[cpu], "hotplug: CPU %d samples after the cycles (%llu)",
+		    cpu, (unsigned long long)seen.n[cpu]);
+	tap(uwt_ioctl(fd, UWPROF_IOC_STOP, NULL) == 0, "hotplug: STOP");
+	drainer_join(&d);
+	check_identities("hotplug", fd, &d);
+	uwt_rings_unmap(&d.r);
+	close(fd);
+	for (i = 0; i < ncpu && i < 8; i++)
+		uwt_reap(spin[i]);
+	return tap_failed;
+}
+
+/* ---- ring overflow with a reader that stops reading ---- */
+
+static int cmd_overflow(int argc, char **argv)
+{
+	double secs = argc > 2 ? strtod(argv[2], NULL) : 3;
+	pid_t spin[4];
+	struct drainer d;
+	struct uwprof_stats st;
+	uint64_t read_before;
+	int fd, i;
+
+	for (i = 0; i < 4; i++)
+		spin[i] = uwt_spinner();
+	fd = open_dev();
+	tap(uwt_start(fd, UWPROF_START_SYSTEM_WIDE | UWPROF_START_CPU_CLOCK,
+		      10000, 32, 1, NULL, 0) == 0, "overflow: 10 kHz into one-page rings");
+	tap(drainer_start(&d, fd) == 0, "overflow: reader mapped the rings");
+	uwt_sleep_ms(secs * 1000 / 3);
+	d.paused = 1;
+	pthread_mutex_lock(&d.lock);
+	read_before = d.rd.c.samples;
+	pthread_mutex_unlock(&d.lock);
+	uwt_sleep_ms(secs * 1000 / 3);
+	d.paused = 0;
+	uwt_sleep_ms(secs * 1000 / 3);
+	tap(uwt_ioctl(fd, UWPROF_IOC_STOP, NULL) == 0, "overflow: STOP");
+	drainer_join(&d);
+	check_identities("overflow", fd, &d);
+	uwt_stats(fd, &st);
+	tap(st.lost_samples > 0 && d.rd.c.samples > read_before,
+	    "overflow: %.1f s, %llu samples read (%llu before the pause), %llu lost, reading resumed",
+	    secs, (unsigned long long)d.rd.c.samples,
+	    (unsigned long long)read_before, (unsigned long long)st.lost_samples);
+	uwt_rings_unmap(&d.r);
+	close(fd);
+	for (i = 0; i < 4; i++)
+		uwt_reap(spin[i]);
+	return tap_failed;
+}
+
+/* ---- memory cap ---- */
+
+static int cmd_memcap(int argc, char **argv)
+{
+	unsigned long long cap = 0;
+	struct uwprof_stats sa, sb, sa2;
+	struct uwprof_map map = {
+		.start = 0x400000, .end = 0x500000, .bias = 0x3ff000, .object_id = 1,
+	};
+	uint64_t id, added = 0, other_err = 0;
+	uint32_t pid;
+	struct drainer d;
+	int a, b, ret = 0;
+
+	(void)argc;
+	(void)argv;
+	if (uwt_param("table_mem_max", &cap, false)) {
+		tap(false, "memcap: cannot read table_mem_max");
+		return 1;
+	}
+	if (cap > 64ULL << 20) {
+		printf("ok 1 - memcap # SKIP table_mem_max is %llu: load uwprof with a small cap\n",
+		       cap);
+		return 0;
+	}
+	pid = uwt_spinner();
+	a = open_dev();
+	b = open_dev();
+	/* Session a samples and unwinds with its small table the whole time. */
+	tap(add_synthetic(a, 1, 64) == 0 && uwt_maps_set(a, pid, &map, 1) == 0,
+	    "memcap: sampler's table and mappings");
+	tap(uwt_start(a, UWPROF_START_CPU_CLOCK, 2000, 16, 2, &pid, 1) == 0,
+	    "memcap: sampling started");
+	tap(drainer_start(&d, a) == 0, "memcap: reader mapped the rings");
+	uwt_stats(a, &sa);
+
+	/* Session b fills the cap with 64 KiB tables. */
+	for (id = 1; id < 100000; id++) {
+		ret = add_synthetic(b, id, 10000);
+		if (ret)
+			break;
+		added++;
+	}
+	uwt_stats(b, &sb);
+	tap(ret == -ENOSPC, "memcap: TABLE_ADD beyond the cap answers ENOSPC (%s) after %llu tables, %llu bytes of %llu",
+	    strerror(-ret), (unsigned long long)added,
+	    (unsigned long long)sb.table_bytes, cap);
+	tap(sb.table_bytes <= cap, "memcap: the session holds at most the cap");
+	ret = add_synthetic(b, 999999, 10000);
+	tap(ret == -ENOSPC, "memcap: and again (%s)", strerror(-ret));
+	/* MAPS_SET is charged too. */
+	{
+		uint32_t n = 4096, i;
+		struct uwprof_map *m = calloc(n, sizeof(*m));
+
+		for (i = 0; i < n && m; i++) {
+			m[i].start = 0x400000 + i * 0x2000ULL;
+			m[i].end = m[i].start + 0x1000;
+			m[i].object_id = 1;
+		}
+		ret = m ? uwt_maps_set(b, getpid(), m, n) : -ENOMEM;
+		tap(ret == -ENOSPC, "memcap: MAPS_SET beyond the cap answers ENOSPC (%s)",
+		    strerror(-ret));
+		free(m);
+	}
+	/* Everything else goes on. */
+	uwt_sleep_ms(500);
+	uwt_stats(a, &sa2);
+	tap(sa2.samples > sa.samples, "memcap: sampling went on (%llu -> %llu samples)",
+	    (unsigned long long)sa.samples, (unsigned long long)sa2.samples);
+	{
+		struct uwprof_version v = { .size = sizeof(v) };
+
+		other_err += uwt_ioctl(b, UWPROF_IOC_VERSION, &v) != 0;
+		other_err += uwt_stats(b, &sb) != 0;
+	}
+	tap(other_err == 0, "memcap: VERSION and STATS still answer");
+	{
+		struct uwprof_object_del del = { .size = sizeof(del), .object_id = 1 };
+
+		tap(uwt_ioctl(b, UWPROF_IOC_OBJECT_DEL, &del) == 0 &&
+		    add_synthetic(b, 999999, 10000) == 0,
+		    "memcap: OBJECT_DEL makes room for one more table");
+	}
+	close(b);
+	tap(add_synthetic(a, 2, 10000) == 0,
+	    "memcap: closing the full session gives its memory back");
+	tap(uwt_ioctl(a, UWPROF_IOC_STOP, NULL) == 0, "memcap: STOP");
+	drainer_join(&d);
+	check_identities("memcap", a, &d);
+	uwt_rings_unmap(&d.r);
+	close(a);
+	uwt_reap(pid);
+	return tap_failed;
+}
+
+/* A churn child exec's this program with "exit". */
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : "";
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(cmd, "exit"))
+		return 0;
+	if (!strcmp(cmd, "fuzz"))
+		return cmd_fuzz(argc, argv);
+	if (!strcmp(cmd, "churn"))
+		return cmd_churn(argc, argv);
+	if (!strcmp(cmd, "unload"))
+		return cmd_unload(argc, argv);
+	if (!strcmp(cmd, "hotplug"))
+		return cmd_hotplug(argc, argv);
+	if (!strcmp(cmd, "overflow"))
+		return cmd_overflow(argc, argv);
+	if (!strcmp(cmd, "memcap"))
+		return cmd_memcap(argc, argv);
+	fprintf(stderr, "usage: %s fuzz|churn|unload|hotplug|overflow|memcap ...\n",
+		argv[0]);
+	return 2;
+}
