@@ -11,6 +11,7 @@
 #   make accuracy         stack-accuracy suite in the four guests, vs perf
 #   make bench            overhead figures, written to docs/results.md
 #   make dkms-install     install the module through DKMS
+#   make install          install the uwprof command, man page, completion
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 ARCH ?=
@@ -27,7 +28,7 @@ KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(ARCH),ARCH=$(ARCH)) \
 
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 
-.PHONY: all module module-clean tool deps demo check check-host check-guest \
+.PHONY: all module module-clean tool deps demo check check-host check-guest install \
 	dkms-install dkms-uninstall fuzz bench-table clean accuracy bench
 
 all: tool
@@ -72,6 +73,15 @@ bench: deps
 
 bench-table:
 	$(MAKE) -C tool bench-table
+
+PREFIX ?= /usr/local
+install: tool
+	install -D -m 755 tool/uwprof $(DESTDIR)$(PREFIX)/bin/uwprof
+	install -D -m 644 docs/uwprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/uwprof.1
+	install -D -m 644 completion/uwprof.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/uwprof
+	install -D -m 644 python/uwprof_reader.py \
+		$(DESTDIR)$(PREFIX)/share/uwprof/python/uwprof_reader.py
 
 dkms-install:
 	rm -rf /usr/src/uwprof-$(VERSION)
