@@ -231,6 +231,7 @@ static long uwprof_ioc_stats(struct uwprof_session *s, void __user *arg)
 	st->table_bytes = atomic64_read(&s->mem);
 	st->processes = atomic64_read(&s->nr_procs);
 	st->processes_dropped = atomic64_read(&s->procs_dropped);
+	st->processes_inherited = atomic64_read(&s->procs_inherited);
 	ret = uwprof_dev_put(arg, st, sizeof(*st), usize);
 	kfree(st);
 	return ret;

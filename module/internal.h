@@ -177,6 +177,7 @@ struct uwprof_session {
 	atomic64_t nr_tables;
 	atomic64_t nr_procs;
 	atomic64_t procs_dropped;
+	atomic64_t procs_inherited;
 	wait_queue_head_t wq;
 	struct list_head list;
 	bool may_kernel;		/* opener may see kernel addresses */
@@ -200,6 +201,7 @@ int uwprof_store_maps_set(struct uwprof_session *s, void __user *arg);
 int uwprof_store_process_del(struct uwprof_session *s, void __user *arg);
 /* Any context but NMI: used by the lifecycle probes. */
 bool uwprof_store_proc_drop(struct uwprof_session *s, u32 tgid);
+bool uwprof_store_proc_clone(struct uwprof_session *s, u32 parent, u32 child);
 u64 uwprof_store_mem_used(void);
 
 /* ring.c */

@@ -2,10 +2,11 @@
 /*
  * Process lifecycle: drops a process's mappings from every session when it
  * exits (its last thread) or execs, and tells the sampling session's reader
- * with an EXIT record. sched_process_exit and sched_process_exec are not
- * exported to modules, so they are found by name.
+ * with an EXIT record; gives a forked process a copy of its parent's
+ * mappings. sched_process_{exit,exec,fork} are not exported to modules,
+ * so they are found by name.
  *
- * Contexts: the probes run in the exiting or exec'ing task, preemption
+ * Contexts: the probes run in the exiting, exec'ing or forking task, preemption
  * disabled by the tracepoint (may not sleep, may be interrupted by the
  * sample path). Registration runs in process context at load and unload.
  */
@@ -29,6 +30,7 @@ struct uwprof_tp {
 struct uwprof_lifecycle {
 	struct uwprof_tp exit;
 	struct uwprof_tp exec;
+	struct uwprof_tp fork;
 };
 
 static void uwprof_lifecycle_drop(u32 tgid, bool exec)
@@ -70,9 +72,26 @@ static void uwprof_lifecycle_on_exec(void *data, struct task_struct *p,
 	uwprof_lifecycle_drop(p->tgid, true);
 }
 
+static void uwprof_lifecycle_on_fork(void *data, struct task_struct *parent,
+				     struct task_struct *child)
+{
+	struct uwprof_session *s;
+
+	/* New processes only: a thread shares its group's list already. */
+	if (child->tgid != child->pid || child->tgid == parent->tgid ||
+	    (child->flags & PF_KTHREAD))
+		return;
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &uwprof_sessions, list)
+		if (uwprof_store_proc_clone(s, parent->tgid, child->tgid))
+			atomic64_inc(&s->procs_inherited);
+	rcu_read_unlock();
+}
+
 static struct uwprof_lifecycle uwprof_lc = {
 	.exit = { .name = "sched_process_exit", .probe = uwprof_lifecycle_on_exit },
 	.exec = { .name = "sched_process_exec", .probe = uwprof_lifecycle_on_exec },
+	.fork = { .name = "sched_process_fork", .probe = uwprof_lifecycle_on_fork },
 };
 
 static void uwprof_lifecycle_find(struct tracepoint *tp, void *priv)
@@ -83,6 +102,8 @@ static void uwprof_lifecycle_find(struct tracepoint *tp, void *priv)
 		lc->exit.tp = tp;
 	else if (!strcmp(tp->name, lc->exec.name))
 		lc->exec.tp = tp;
+	else if (!strcmp(tp->name, lc->fork.name))
+		lc->fork.tp = tp;
 }
 
 static int uwprof_lifecycle_attach(struct uwprof_tp *t)
@@ -117,6 +138,8 @@ int uwprof_lifecycle_init(void)
 	ret = uwprof_lifecycle_attach(&uwprof_lc.exit);
 	if (!ret)
 		ret = uwprof_lifecycle_attach(&uwprof_lc.exec);
+	if (!ret)
+		ret = uwprof_lifecycle_attach(&uwprof_lc.fork);
 	if (ret)
 		uwprof_lifecycle_exit();
 	return ret;
@@ -124,6 +147,7 @@ int uwprof_lifecycle_init(void)
 
 void uwprof_lifecycle_exit(void)
 {
+	uwprof_lifecycle_detach(&uwprof_lc.fork);
 	uwprof_lifecycle_detach(&uwprof_lc.exec);
 	uwprof_lifecycle_detach(&uwprof_lc.exit);
 	/* No probe may still run module code once unload proceeds. */

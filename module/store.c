@@ -312,6 +312,49 @@ bool uwprof_store_proc_drop(struct uwprof_session *s, u32 tgid)
 	return true;
 }
 
+/*
+ * A new process starts with its parent's address space, so it starts with
+ * a copy of its parent's mapping list: its first samples unwind before
+ * the tool has even seen it. Best effort: an allocation failure or the
+ * memory cap just leaves the child without a list (UNKNOWN_MAP follows).
+ * Context: the fork probe, preemption disabled, inside rcu_read_lock().
+ */
+bool uwprof_store_proc_clone(struct uwprof_session *s, u32 parent, u32 child)
+{
+	const struct uwprof_proc *pp;
+	struct uwprof_proc *p;
+	size_t bytes;
+	u32 i;
+
+	pp = xa_load(&s->procs, parent);
+	if (!pp)
+		return false;
+	bytes = struct_size(pp, maps, pp->nr_maps);
+	if (uwprof_store_charge(s, bytes))
+		return false;
+	p = kmalloc(bytes, GFP_NOWAIT | __GFP_NOWARN);
+	if (!p) {
+		uwprof_store_uncharge(s, bytes);
+		return false;
+	}
+	memcpy(p, pp, bytes);
+	p->tgid = child;
+	p->bytes = bytes;
+	/* pp's own references cannot go before a grace period: get is safe. */
+	for (i = 0; i < p->nr_maps; i++) {
+		const struct uwprof_table *t = p->maps[i].table;
+
+		if (t)
+			kref_get(&container_of(t, struct uwprof_tab, t)->ref);
+	}
+	if (xa_insert(&s->procs, child, p, GFP_NOWAIT | __GFP_NOWARN)) {
+		uwprof_proc_free(p);
+		return false;
+	}
+	atomic64_inc(&s->nr_procs);
+	return true;
+}
+
 int uwprof_store_process_del(struct uwprof_session *s, void __user *arg)
 {
 	struct uwprof_process_del d;
@@ -333,6 +376,7 @@ void uwprof_store_init(struct uwprof_session *s)
 	atomic64_set(&s->nr_tables, 0);
 	atomic64_set(&s->nr_procs, 0);
 	atomic64_set(&s->procs_dropped, 0);
+	atomic64_set(&s->procs_inherited, 0);
 }
 
 /*

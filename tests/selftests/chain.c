@@ -7,16 +7,28 @@
  * only correct unwind tables recover it. Spins for argv[1] seconds (10 by
  * default) or until killed. Every function is noinline and keeps its
  * call non-tail by using the result. Tells whoever started it that it
- * runs by writing a byte to fd 3, when that is open.
+ * runs by writing a byte to fd 3, when that is open. With "fork" as
+ * second argument, SIGUSR1 makes it fork once; the child runs the same
+ * chain and dies with its parent.
  */
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
 
 static volatile unsigned long sink;
+static volatile sig_atomic_t fork_now;
 static time_t until;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	fork_now = 1;
+}
 
 NOINLINE unsigned long chain_leaf(unsigned long x)
 {
@@ -57,10 +69,18 @@ int main(int argc, char **argv)
 	unsigned long x = 1;
 
 	until = time(NULL) + (argc > 1 ? atoi(argv[1]) : 10);
+	if (argc > 2 && !strcmp(argv[2], "fork"))
+		signal(SIGUSR1, on_usr1);
 	if (write(3, "r", 1) == 1)
 		close(3);
-	while (time(NULL) < until)
+	while (time(NULL) < until) {
+		if (fork_now) {
+			fork_now = 0;
+			if (!fork())
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+		}
 		x = chain_a(x);
+	}
 	sink = x;
 	return 0;
 }

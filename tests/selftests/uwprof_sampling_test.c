@@ -329,6 +329,58 @@ TEST_F(sampling, kernel_frames_first)
 	EXPECT_EQ(0, self->t.bad_user);
 }
 
+/* Samples of processes other than t->pid, in chain_leaf. */
+struct fork_tally {
+	struct range fn[F_NR];
+	uint32_t parent;
+	uint64_t leaf, exact;
+};
+
+static void on_child_sample(const struct uwprof_rec_sample *s, uint32_t ring,
+			    void *priv)
+{
+	const __u64 *u = s->ips + s->nr_kernel;
+	struct fork_tally *t = priv;
+	uint32_t i;
+
+	(void)ring;
+	if (s->pid == t->parent || !s->nr_user || !in(&t->fn[F_LEAF], u[0]))
+		return;
+	t->leaf++;
+	for (i = 1; i < F_NR; i++)
+		if (i >= s->nr_user || !in(&t->fn[i], u[i]))
+			break;
+	if (i == F_NR)
+		t->exact++;
+}
+
+/* A forked child unwinds from its first sample, with no upload of its own. */
+TEST_F(sampling, fork_inherits_mappings)
+{
+	struct fork_tally ft = {};
+	struct uwprof_stats st;
+
+	self->child = uwt_spawn2(CHAIN, "60", "fork");
+	ASSERT_GT(self->child, 0);
+	memcpy(ft.fn, self->t.fn, sizeof(ft.fn));
+	ft.parent = self->child;
+	self->rd.on_sample = on_child_sample;
+	self->rd.priv = &ft;
+	ASSERT_EQ(0, upload_chain(self->fd, self->child, &self->blob));
+	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_SYSTEM_WIDE, 1000, 64, 0,
+			       NULL, 0));
+	ASSERT_EQ(0, kill(self->child, SIGUSR1));
+	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 3000));
+	ASSERT_EQ(0, uwt_stats(self->fd, &st));
+	TH_LOG("inherited %llu, child samples in chain_leaf %llu, exact %llu",
+	       st.processes_inherited, (unsigned long long)ft.leaf,
+	       (unsigned long long)ft.exact);
+	EXPECT_GE(st.processes_inherited, 1);
+	EXPECT_EQ(2, st.processes);
+	ASSERT_GE(ft.leaf, 50);
+	EXPECT_GE(ft.exact * 100, ft.leaf * 99);
+}
+
 TEST_F(sampling, unknown_process)
 {
 	uint32_t pid;

@@ -277,7 +277,8 @@ static inline int uwt_maps_set(int fd, pid_t pid, struct uwprof_map *maps,
  * enough: exec switches the file before it finishes (and before the
  * module's exec probe drops the process's mappings).
  */
-static inline pid_t uwt_spawn(const char *path, const char *arg)
+static inline pid_t uwt_spawn2(const char *path, const char *arg,
+				const char *arg2)
 {
 	struct pollfd p;
 	int fds[2];
@@ -292,7 +293,7 @@ static inline pid_t uwt_spawn(const char *path, const char *arg)
 	if (!pid) {
 		if (dup2(fds[1], 3) != 3)
 			_exit(126);
-		execl(path, path, arg, (char *)NULL);
+		execl(path, path, arg, arg2, (char *)NULL);
 		_exit(127);
 	}
 	close(fds[1]);
@@ -306,6 +307,11 @@ static inline pid_t uwt_spawn(const char *path, const char *arg)
 	}
 	close(fds[0]);
 	return pid;
+}
+
+static inline pid_t uwt_spawn(const char *path, const char *arg)
+{
+	return uwt_spawn2(path, arg, NULL);
 }
 
 /* A child that spins in user space until killed. */

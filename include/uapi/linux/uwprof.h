@@ -189,6 +189,10 @@ struct uwprof_map {
 
 #define UWPROF_MAX_MAPS		65536
 
+/*
+ * A process forked from one with mappings starts with a copy of its
+ * parent's list (best effort); exec and exit drop a process's list.
+ */
 struct uwprof_maps_set {
 	__u32	size;
 	__u32	flags;		/* must be zero */
@@ -277,7 +281,8 @@ struct uwprof_stats {
 	__u64	events;			/* overflow-handler calls */
 	__u64	lost_samples;		/* samples in 'lost' */
 	__u64	exit_records;		/* UWPROF_REC_EXIT records written */
-	__u64	__reserved[5];
+	__u64	processes_inherited;	/* forked children given the parent's maps */
+	__u64	__reserved[4];
 };
 
 struct uwprof_ring_info {
