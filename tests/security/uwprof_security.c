@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Security checks of uwprof.ko, run as root in a guest by
+ * tests/security/guest-run:
+ *
+ *	uwprof_security open OK|EPERM|EACCES	open /dev/uwprof with the
+ *						caller's credentials (setpriv
+ *						sets them) and compare
+ *	uwprof_security kaddr			mappings over kernel addresses
+ *						are refused; a process whose
+ *						registers and stack hold kernel
+ *						addresses unwinds to a truncated
+ *						stack, never a kernel read
+ *	uwprof_security nokernel		without KERNEL_STACK no kernel
+ *						address reaches the reader, even
+ *						for samples taken in the kernel
+ *
+ * TAP output; exit 1 when a check failed.
+ */
+#include "../selftests/uwprof_test.h"
+
+#include <stdarg.h>
+
+static int tap_n;
+static int tap_failed;
+
+static void tap(bool ok, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void tap(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", ok ? "" : "not ", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		tap_failed = 1;
+}
+
+/* Both arches keep user space in the lower half: bit 63 marks the kernel. */
+static bool kernel_half(uint64_t a)
+{
+	return a >> 63;
+}
+
+/* ---- open ---- */
+
+static int cmd_open(const char *want)
+{
+	int fd = open(UWT_DEV, O_RDWR | O_CLOEXEC);
+	int err = fd < 0 ? errno : 0;
+	const char *got = !err ? "OK" : err == EPERM ? "EPERM" :
+			  err == EACCES ? "EACCES" : strerror(err);
+	char desc[160];
+
+	snprintf(desc, sizeof(desc), "open as uid %d euid %d: %s, expected %s",
+		 (int)getuid(), (int)geteuid(), got, want);
+	tap(!strcmp(got, want), "%s", desc);
+	if (fd >= 0) {
+		struct uwprof_version v = { .size = sizeof(v) };
+		uint32_t pid = getpid();
+
+		/*
+		 * Whoever may open may see kernel addresses: perf's rule for
+		 * CAP_PERFMON, which lifts perf_event_paranoid.
+		 */
+		int ret = uwt_ioctl(fd, UWPROF_IOC_VERSION, &v);
+
+		tap(!ret && (v.caps & UWPROF_CAP_KERNEL_STACK),
+		    "opener holding CAP_PERFMON may ask for kernel stacks (caps %#x)",
+		    v.caps);
+		tap(uwt_start(fd, UWPROF_START_KERNEL_STACK | UWPROF_START_CPU_CLOCK,
+			      100, 8, 0, &pid, 1) == 0 &&
+		    uwt_ioctl(fd, UWPROF_IOC_STOP, NULL) == 0,
+		    "START with KERNEL_STACK accepted for it");
+		close(fd);
+	}
+	return tap_failed;
+}
+
+/* ---- kernel addresses in mappings, registers and stack ---- */
+
+/*
+ * The victim: aligns sp, pushes two kernel addresses (they are where a
+ * return address and a saved frame pointer would be), puts one in the
+ * frame-pointer (and on arm64 the link) register, and spins.
+ */
+#if defined(__x86_64__)
+#define KADDR	"0xffffffff81000000"
+__asm__(".text\n"
+	".globl victim_spin\n.type victim_spin, @function\n"
+	"victim_spin:\n"
+	"	and $-16, %rsp\n"
+	"	movabs $" KADDR ", %rax\n"
+	"	push %rax\n"
+	"	push %rax\n"
+	"	mov %rax, %rbp\n"
+	"1:	jmp 1b\n"
+	".globl victim_spin_end\n"
+	"victim_spin_end:\n");
+#elif defined(__aarch64__)
+__asm__(".text\n"
+	".globl victim_spin\n.type victim_spin, %function\n"
+	"victim_spin:\n"
+	"	mov x9, sp\n"
+	"	and x9, x9, #~15\n"
+	"	mov sp, x9\n"
+	"	movz x10, #0xffff, lsl #48\n"
+	"	movk x10, #0x8000, lsl #32\n"
+	"	stp x10, x10, [sp, #-16]!\n"
+	"	mov x29, x10\n"
+	"	mov x30, x10\n"
+	"1:	b 1b\n"
+	".globl victim_spin_end\n"
+	"victim_spin_end:\n");
+#endif
+void victim_spin(void);
+void victim_spin_end(void);
+
+static pid_t victim_start(void)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		close(fds[0]);
+		if (write(fds[1], "r", 1) != 1)
+			_exit(1);
+		victim_spin();
+		_exit(2);
+	}
+	close(fds[1]);
+	if (pid < 0 || read(fds[0], &c, 1) != 1) {
+		close(fds[0]);
+		return -1;
+	}
+	close(fds[0]);
+	/* Let it reach the loop. */
+	uwt_sleep_ms(50);
+	return pid;
+}
+
+/* A one-row table over victim_spin with the given rule. */
+static int victim_table(int fd, uint64_t id, const struct uwprof_rule *rule)
+{
+	uint64_t start = (uintptr_t)victim_spin;
+	uint64_t len = (uintptr_t)victim_spin_end - start;
+	struct uwt_blob b;
+	int ret;
+
+	if (uwt_blob_make(&b, 2))
+		return -ENOMEM;
+	uwt_hdr(&b)->base = start;
+	uwt_pcs(&b)[0] = 0;
+	uwt_pcs(&b)[1] = len;
+	uwt_ridx(&b)[0] = 1;
+	uwt_ridx(&b)[1] = 0;
+	uwt_rules(&b)[1] = *rule;
+	ret = uwt_table_add(fd, id, b.data, b.size);
+	free(b.data);
+	return ret;
+}
+
+struct walk_seen {
+	uint32_t pid;
+	uint64_t samples;	/* of the victim, in victim_spin */
+	uint64_t kernel_ips;	/* kernel-half addresses among user frames */
+	uint64_t deeper;	/* more than the leaf frame */
+	uint64_t stop[UWPROF_STOP__COUNT];
+};
+
+static void walk_sample(const struct uwprof_rec_sample *s, uint32_t ring,
+			void *priv)
+{
+	struct walk_seen *w = priv;
+	const __u64 *u = s->ips + s->nr_kernel;
+	uint32_t i;
+
+	(void)ring;
+	if (s->pid != w->pid || !s->nr_user)
+		return;
+	for (i = 0; i < s->nr_user; i++)
+		w->kernel_ips += kernel_half(u[i]);
+	if (u[0] < (uintptr_t)victim_spin || u[0] >= (uintptr_t)victim_spin_end)
+		return;
+	w->samples++;
+	w->deeper += s->nr_user > 1;
+	w->stop[(s->flags & UWPROF_SAMPLE_STOP_MASK) % UWPROF_STOP__COUNT]++;
+}
+
+/*
+ * Samples the victim with one mapping over victim_spin (a table row with
+ * 'rule', or no table and the frame-pointer fallback) and checks that the
+ * walk stopped at the leaf for one of the 'ok' reasons.
+ */
+static void victim_walk(const char *name, const struct uwprof_rule *rule,
+			uint32_t ok_mask)
+{
+	struct uwt_reader *rd = calloc(1, sizeof(*rd));
+	struct walk_seen w = {};
+	struct uwprof_map m = {};
+	struct uwt_rings r;
+	uint64_t other = 0;
+	uint32_t pid;
+	int fd, i;
+
+	fd = open(UWT_DEV, O_RDWR | O_CLOEXEC);
+	pid = victim_start();
+	if (fd < 0 || (int)pid < 0 || !rd) {
+		tap(false, "%s: setup", name);
+		goto out;
+	}
+	m.start = (uintptr_t)victim_spin & ~4095ULL;
+	m.end = ((uintptr_t)victim_spin_end + 4095) & ~4095ULL;
+	if (rule) {
+		m.object_id = 1;
+		if (victim_table(fd, 1, rule)) {
+			tap(false, "%s: table upload", name);
+			goto out;
+		}
+	} else {
+		m.flags = UWPROF_MAP_NO_TABLE;
+	}
+	if (uwt_maps_set(fd, pid, &m, 1) ||
+	    uwt_start(fd, UWPROF_START_CPU_CLOCK, 2000, 16, 0, &pid, 1)) {
+		tap(false, "%s: mappings and START", name);
+		goto out;
+	}
+	uwt_sleep_ms(700);
+	uwt_ioctl(fd, UWPROF_IOC_STOP, NULL);
+	if (uwt_rings_map(fd, &r)) {
+		tap(false, "%s: mmap", name);
+		goto out;
+	}
+	w.pid = pid;
+	rd->on_sample = walk_sample;
+	rd->priv = &w;
+	uwt_rings_drain(&r, rd);
+	uwt_rings_unmap(&r);
+	for (i = 0; i < UWPROF_STOP__COUNT; i++)
+		if (!(ok_mask & (1u << i)))
+			other += w.stop[i];
+	tap(w.samples >= 20 && !w.kernel_ips && !w.deeper && !other,
+	    "%s: %llu samples stopped at the leaf (bad_pc %llu, bad_sp %llu, read %llu, fp_end %llu, other %llu), %llu kernel addresses reported",
+	    name, (unsigned long long)w.samples,
+	    (unsigned long long)w.stop[UWPROF_STOP_BAD_PC],
+	    (unsigned long long)w.stop[UWPROF_STOP_BAD_SP],
+	    (unsigned long long)w.stop[UWPROF_STOP_READ],
+	    (unsigned long long)w.stop[UWPROF_STOP_FP_END],
+	    (unsigned long long)other, (unsigned long long)w.kernel_ips);
+out:
+	uwt_reap(pid);
+	if (fd >= 0)
+		close(fd);
+	free(rd);
+}
+
+static int add_table(int fd)
+{
+	struct uwt_blob b;
+	int ret;
+
+	if (uwt_blob_make(&b, 4))
+		return -ENOMEM;
+	ret = uwt_table_add(fd, 1, b.data, b.size);
+	free(b.data);
+	return ret;
+}
+
+#define STOPBIT(x)	(1u << UWPROF_STOP_##x)
+
+/*
+ * The end of user space here: 47 bits (x86_64) or 48 (arm64), unless the
+ * CPU and kernel run larger page tables (la57, 52-bit VA), which a fixed
+ * mapping just above the small limit reveals.
+ */
+static uint64_t user_top(void)
+{
+#if defined(__x86_64__)
+	const unsigned int small = 47, large = 56;
+#else
+	const unsigned int small = 48, large = 52;
+#endif
+	void *p = mmap((void *)(1ULL << small), 4096, PROT_READ,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == MAP_FAILED || p != (void *)(1ULL << small))
+		return 1ULL << small;
+	munmap(p, 4096);
+	return 1ULL << large;
+}
+
+static int cmd_kaddr(void)
+{
+	uint64_t top = user_top();
+	const struct { uint64_t start, end; const char *what; } bad[] = {
+		{ 0xffffffff81000000ULL, 0xffffffff82000000ULL, "kernel text" },
+		{ 0xffff888000000000ULL, 0xffff888000100000ULL, "direct map" },
+		{ top - 4096, top + 4096, "straddling the top of user space" },
+		{ top, top + 4096, "just above user space" },
+		{ 0xfffffffffffff000ULL, 0xffffffffffffffffULL, "the last page" },
+	};
+	struct uwprof_rule ra = {
+		.cfa_type = UWPROF_CFA_SP, .cfa_off = 16,
+		.fp_type = UWPROF_REG_SAME,
+		.ra_type = UWPROF_REG_AT_CFA, .ra_off = -8,
+	};
+	struct uwprof_rule cfa = {
+		.cfa_type = UWPROF_CFA_FP, .cfa_off = 16,
+		.fp_type = UWPROF_REG_AT_CFA, .fp_off = -16,
+		.ra_type = UWPROF_REG_AT_CFA, .ra_off = -8,
+	};
+	struct uwprof_rule huge = {
+		.cfa_type = UWPROF_CFA_SP, .cfa_off = 0x7ffffff0,
+		.fp_type = UWPROF_REG_SAME,
+		.ra_type = UWPROF_REG_AT_CFA, .ra_off = -8,
+	};
+	size_t i;
+	int fd;
+
+	fd = open(UWT_DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		printf("Bail out! cannot open " UWT_DEV ": %s\n", strerror(errno));
+		return 1;
+	}
+	tap(add_table(fd) == 0, "a table to map");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct uwprof_map m = {
+			.start = bad[i].start, .end = bad[i].end, .object_id = 1,
+		};
+		int ret = uwt_maps_set(fd, getpid(), &m, 1);
+
+		tap(ret == -EINVAL, "mapping over %s [%#llx, %#llx) refused: %s",
+		    bad[i].what, (unsigned long long)m.start,
+		    (unsigned long long)m.end, strerror(-ret));
+	}
+	close(fd);
+
+	victim_walk("return address in the kernel", &ra, STOPBIT(BAD_PC));
+	victim_walk("CFA from a kernel frame pointer", &cfa,
+		    STOPBIT(READ) | STOPBIT(BAD_SP));
+	victim_walk("CFA beyond the stack", &huge,
+		    STOPBIT(READ) | STOPBIT(BAD_SP) | STOPBIT(BAD_PC));
+	victim_walk("frame-pointer fallback on a kernel fp", NULL,
+		    STOPBIT(BAD_SP) | STOPBIT(READ) | STOPBIT(FP_END));
+	return tap_failed;
+}
+
+/* ---- no kernel addresses unless asked for ---- */
+
+struct kern_seen {
+	uint64_t samples, in_kernel, nr_kernel, kernel_ips;
+};
+
+static void kern_sample(const struct uwprof_rec_sample *s, uint32_t ring,
+			void *priv)
+{
+	struct kern_seen *k = priv;
+	uint32_t i;
+
+	(void)ring;
+	k->samples++;
+	k->in_kernel += !!(s->flags & UWPROF_SAMPLE_IN_KERNEL);
+	k->nr_kernel += s->nr_kernel;
+	for (i = 0; i < s->nr_kernel + s->nr_user; i++)
+		k->kernel_ips += kernel_half(s->ips[i]);
+}
+
+/* A child that spends most of its time in the kernel. */
+static pid_t syscaller(void)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		char buf[65536];
+		int z = open("/dev/zero", O_RDONLY);
+
+		for (;;)
+			if (read(z, buf, sizeof(buf)) < 0)
+				_exit(1);
+	}
+	return pid;
+}
+
+static int cmd_nokernel(void)
+{
+	struct uwt_reader *rd = calloc(1, sizeof(*rd));
+	struct kern_seen k = {};
+	struct uwt_rings r;
+	uint32_t pid;
+	int fd;
+
+	fd = open(UWT_DEV, O_RDWR | O_CLOEXEC);
+	pid = syscaller();
+	if (fd < 0 || (int)pid < 0 || !rd) {
+		tap(false, "nokernel: setup");
+		return 1;
+	}
+	tap(uwt_start(fd, UWPROF_START_CPU_CLOCK, 2000, 16, 0, &pid, 1) == 0,
+	    "sampling a syscall-bound process without KERNEL_STACK");
+	uwt_sleep_ms(700);
+	uwt_ioctl(fd, UWPROF_IOC_STOP, NULL);
+	if (uwt_rings_map(fd, &r) == 0) {
+		rd->on_sample = kern_sample;
+		rd->priv = &k;
+		uwt_rings_drain(&r, rd);
+		uwt_rings_unmap(&r);
+	}
+	tap(k.in_kernel > 0 && k.nr_kernel == 0 && k.kernel_ips == 0,
+	    "%llu samples, %llu hit the kernel: %llu kernel frames, %llu kernel addresses",
+	    (unsigned long long)k.samples, (unsigned long long)k.in_kernel,
+	    (unsigned long long)k.nr_kernel, (unsigned long long)k.kernel_ips);
+	uwt_reap(pid);
+	close(fd);
+	free(rd);
+	return tap_failed;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : "";
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(cmd, "open") && argc > 2)
+		return cmd_open(argv[2]);
+	if (!strcmp(cmd, "kaddr"))
+		return cmd_kaddr();
+	if (!strcmp(cmd, "nokernel"))
+		return cmd_nokernel();
+	fprintf(stderr, "usage: %s open OK|EPERM|EACCES | kaddr | nokernel\n",
+		argv[0]);
+	return 2;
+}
