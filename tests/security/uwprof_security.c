@@ -245,9 +245,13 @@ static void victim_walk(const char *name, const struct uwprof_rule *rule,
 	rd->priv = &w;
 	uwt_rings_drain(&r, rd);
 	uwt_rings_unmap(&r);
-	for (i = 0; i < UWPROF_STOP__COUNT; i++)
+	for (i = 0; i < UWPROF_STOP__COUNT; i++) {
 		if (!(ok_mask & (1u << i)))
 			other += w.stop[i];
+		if (w.stop[i])
+			printf("# %s: stop reason %d: %llu samples\n", name, i,
+			       (unsigned long long)w.stop[i]);
+	}
 	tap(w.samples >= 20 && !w.kernel_ips && !w.deeper && !other,
 	    "%s: %llu samples stopped at the leaf (bad_pc %llu, bad_sp %llu, read %llu, fp_end %llu, other %llu), %llu kernel addresses reported",
 	    name, (unsigned long long)w.samples,
@@ -344,7 +348,13 @@ static int cmd_kaddr(void)
 	}
 	close(fd);
 
-	victim_walk("return address in the kernel", &ra, STOPBIT(BAD_PC));
+	/*
+	 * arm64 strips the pointer-authentication bits of every return
+	 * address first (they sit where a kernel address has its ones), so
+	 * there the value becomes an unmapped user address: NO_MAP.
+	 */
+	victim_walk("return address in the kernel", &ra, STOPBIT(BAD_PC) |
+		    (UWT_ARCH == UWPROF_ARCH_ARM64 ? STOPBIT(NO_MAP) : 0));
 	victim_walk("CFA from a kernel frame pointer", &cfa,
 		    STOPBIT(READ) | STOPBIT(BAD_SP));
 	victim_walk("CFA beyond the stack", &huge,
