@@ -11,6 +11,10 @@
 #   make accuracy         stack-accuracy suite in the four guests, vs perf
 #   make bench            overhead figures, written to docs/results.md
 #   make dkms-install     install the module through DKMS
+#   make stress           in-guest stress and fuzz (x86_64 6.1, arm64 6.1
+#                         shortened, the debug kernel)
+#   make kernel-debug     build the x86_64 debug kernel (KASAN, lockdep, ...)
+#   make check-debug      in-guest suite and stress on the debug kernel
 #   make install          install the uwprof command, man page, completion
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
@@ -29,7 +33,8 @@ KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(ARCH),ARCH=$(ARCH)) \
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 
 .PHONY: all module module-clean tool deps demo check check-host check-guest install \
-	dkms-install dkms-uninstall fuzz bench-table clean accuracy bench
+	dkms-install dkms-uninstall fuzz bench-table clean accuracy bench \
+	stress kernel-debug check-debug
 
 all: tool
 ifneq ($(wildcard $(KDIR)/Makefile),)
@@ -70,6 +75,16 @@ accuracy: deps
 # Overhead and cost figures (x86_64 guest and host); writes docs/results.md.
 bench: deps
 	tests/bench/run
+
+# Reliability: docs/reliability.md has the figures and what each runs.
+stress: deps
+	tests/stress/run
+
+kernel-debug: deps
+	tests/debug-kernel/build
+
+check-debug: deps
+	tests/debug-kernel/check
 
 bench-table:
 	$(MAKE) -C tool bench-table
