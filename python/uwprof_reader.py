@@ -130,7 +130,8 @@ class _Stats(ctypes.Structure):
                  ('processes_dropped', ctypes.c_uint64),
                  ('events', ctypes.c_uint64), ('lost_samples', ctypes.c_uint64),
                  ('exit_records', ctypes.c_uint64),
-                 ('reserved', ctypes.c_uint64 * 5)])
+                 ('processes_inherited', ctypes.c_uint64),
+                 ('reserved', ctypes.c_uint64 * 4)])
 
 
 class _RingInfo(ctypes.Structure):
@@ -315,7 +316,8 @@ class Session:
         self._ioctl('STATS', IOC_STATS, st)
         d = {f: getattr(st, f) for f in _STATS_FIELDS +
              ['tables', 'table_bytes', 'processes', 'processes_dropped',
-              'events', 'lost_samples', 'exit_records']}
+              'events', 'lost_samples', 'exit_records',
+              'processes_inherited']}
         d['stop'] = dict(zip(STOP_NAMES, st.stop))
         return d
 
