@@ -64,11 +64,16 @@ static bool rule_ok(const struct uwprof_rule *r)
 		       !r->fp_off && !r->ra_off && !r->cfa_arg;
 	case UWPROF_CFA_SP:
 	case UWPROF_CFA_FP:
-		if (r->cfa_off < 0 || r->cfa_arg)
+		/*
+		 * Any offset: real objects carry odd ones (glibc's arm64
+		 * assembly has CFA = sp - 16); the walk's sp checks judge
+		 * them per frame.
+		 */
+		if (r->cfa_arg)
 			return false;
 		break;
 	case UWPROF_CFA_PLT:
-		if (!UWPROF_ARCH_HAS_PLT || r->cfa_off < 0 || r->cfa_arg > 15)
+		if (!UWPROF_ARCH_HAS_PLT || r->cfa_arg > 15)
 			return false;
 		break;
 	case UWPROF_CFA_UNSUPPORTED:

@@ -317,6 +317,13 @@ static u32 step(struct walk *w, const struct uwprof_unwind_req *req,
 		if (!m || at < m->start || at >= m->end) {
 			m = uwprof_maps_find(req->maps, req->nr_maps, at);
 			if (unlikely(!m)) {
+				/*
+				 * A sigreturn trampoline without a byte before
+				 * it in its mapping (qemu-user's) is returned
+				 * to at its first byte.
+				 */
+				if (!w->exact && at_sigreturn(w))
+					return step_signal(w);
 				res->unknown_pc = w->pc;
 				return STEP_STOP(UWPROF_STOP_NO_MAP);
 			}

@@ -24,6 +24,7 @@
 /* Fake address space. */
 #define TEXT		0x400000ULL	/* table-covered object, bias 0 */
 #define JIT		0x600000ULL	/* mapping without table */
+#define TRAMPMAP	0x700000ULL	/* a sigreturn page alone (qemu-user's) */
 #define STACK		0x7ffff0000000ULL
 #define STACK_WORDS	4096
 #define LIMIT		0x800000000000ULL
@@ -110,7 +111,8 @@ static const struct tb_row rows[] = {
 struct world {
 	u64 stack[STACK_WORDS];
 	u8 code[64];			/* at TEXT + F_GAP: sigreturn by code */
-	struct uwprof_unwind_map maps[2];
+	u8 tramp_page[16];		/* at TRAMPMAP */
+	struct uwprof_unwind_map maps[3];
 	struct uwprof_host_env env;
 	struct uwprof_regs regs;
 	u64 ips[64];
@@ -140,7 +142,13 @@ static void world_init(struct world *w)
 	w->maps[1] = (struct uwprof_unwind_map){
 		.start = JIT, .end = JIT + 0x10000, .flags = UWPROF_MAP_NO_TABLE,
 	};
-	w->env.nr_regions = 2;
+	w->maps[2] = (struct uwprof_unwind_map){
+		.start = TRAMPMAP, .end = TRAMPMAP + 0x1000, .flags = UWPROF_MAP_NO_TABLE,
+	};
+	w->env.nr_regions = 3;
+	w->env.region[2] = (struct uwprof_host_region){
+		.start = TRAMPMAP, .size = sizeof(w->tramp_page), .data = w->tramp_page,
+	};
 	w->env.region[0] = (struct uwprof_host_region){
 		.start = STACK, .size = sizeof(w->stack), .data = (const u8 *)w->stack,
 	};
@@ -444,10 +452,13 @@ static void put_tramp_code(struct world *w)
 	static const u8 x86[] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
 	static const u8 a64[] = { 0x68, 0x11, 0x80, 0xd2, 0x01, 0, 0, 0xd4 };
 
-	if (ARM64)
+	if (ARM64) {
 		memcpy(w->code + 0x10, a64, sizeof(a64));
-	else
+		memcpy(w->tramp_page, a64, sizeof(a64));
+	} else {
 		memcpy(w->code + 0x10, x86, sizeof(x86));
+		memcpy(w->tramp_page, x86, sizeof(x86));
+	}
 }
 
 /* Fill a kernel-layout signal frame whose interrupted state is given. */
@@ -462,12 +473,17 @@ static void put_sigframe(struct world *w, u64 frame_sp, u64 pc, u64 sp, u64 fp, 
 		put(w, base + 8 * (UWPROF_SIG_LR_WORD < 0 ? 0 : UWPROF_SIG_LR_WORD), lr);
 }
 
-static void test_signal(struct tap *t, struct world *w, bool by_code)
+enum { BY_ROW, BY_CODE, AT_MAP_START };
+
+static void test_signal(struct tap *t, struct world *w, int how_found)
 {
-	u64 tramp = by_code ? TRAMP_CODE : TEXT + F_SIG + 4;
+	bool by_code = how_found != BY_ROW;
+	u64 tramp = how_found == BY_ROW ? TEXT + F_SIG + 4 :
+		    how_found == BY_CODE ? TRAMP_CODE : TRAMPMAP;
 	u64 s2 = S + 0x800;	/* interrupted sp */
 	u64 want[8];
-	const char *how = by_code ? "by code" : "by row";
+	const char *how = how_found == BY_ROW ? "by row" :
+			  how_found == BY_CODE ? "by code" : "at map start";
 
 	/*
 	 * Handler in A (x86: ra at S+8 -> trampoline; arm64: ra in lr), the
@@ -499,9 +515,11 @@ static void test_signal(struct tap *t, struct world *w, bool by_code)
 	want[2] = TEXT + F_LEAF;
 	want[3] = TEXT + F_FP + 0x10;
 	want[4] = TEXT + F_OUTER + 4;
-	if (!expect(t, w, want, 5, UWPROF_STOP_OK, by_code ?
+	if (!expect(t, w, want, 5, UWPROF_STOP_OK, how_found == BY_ROW ?
+		    "signal frame found by its row, restored from rt_sigframe" :
+		    how_found == BY_CODE ?
 		    "signal frame found by its code, restored from rt_sigframe" :
-		    "signal frame found by its row, restored from rt_sigframe"))
+		    "signal frame at the first byte of its mapping, found by its code"))
 		return;
 	tap_ok(t, w->res.fp_frames == 0, "signal frame %s: no fp fallback", how);
 
@@ -621,8 +639,9 @@ int main(void)
 	test_chain(&t, w);
 	test_stops(&t, w);
 	test_fp(&t, w);
-	test_signal(&t, w, false);
-	test_signal(&t, w, true);
+	test_signal(&t, w, BY_ROW);
+	test_signal(&t, w, BY_CODE);
+	test_signal(&t, w, AT_MAP_START);
 	test_arch(&t, w);
 	tb_free(&blob);
 	free(w);
