@@ -1354,12 +1354,27 @@ static void reap(struct recorder *r)
 	}
 }
 
+/* Whether a process exists: kill(pid, 0), and /proc when that says no. */
+static int pid_exists(uint32_t pid)
+{
+	char fn[32];
+
+	if (!kill((pid_t)pid, 0) || errno != ESRCH)
+		return 1;
+	snprintf(fn, sizeof(fn), "/proc/%u/stat", pid);
+	if (access(fn, F_OK))
+		return 0;
+	fprintf(stderr, "uwprof record: process %u: kill(0) says ESRCH but /proc/%u exists\n",
+		pid, pid);
+	return 1;
+}
+
 static int pids_alive(const struct recorder *r)
 {
 	uint32_t i;
 
 	for (i = 0; i < r->o.nr_pids; i++)
-		if (!kill((pid_t)r->o.pids[i], 0) || errno == EPERM)
+		if (pid_exists(r->o.pids[i]))
 			return 1;
 	return 0;
 }
@@ -1520,7 +1535,7 @@ static int upload_pids(struct recorder *r)
 		struct rec_proc *p;
 		int ret;
 
-		if (kill((pid_t)r->o.pids[i], 0) && errno == ESRCH) {
+		if (!pid_exists(r->o.pids[i])) {
 			fprintf(stderr,
 				"uwprof record: process %u: no such process\n",
 				r->o.pids[i]);
