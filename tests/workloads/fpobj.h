@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
+/* The entry point of the frame-pointer-only object (fpobj.c). */
 #ifndef FPOBJ_H
 #define FPOBJ_H
 #include <stdint.h>

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
+/* The exported functions of libaccplt.so, called by the plt workload. */
 #ifndef LIBACCPLT_H
 #define LIBACCPLT_H
 #include <stdint.h>
