@@ -202,7 +202,7 @@ static void walk_sample(const struct uwprof_rec_sample *s, uint32_t ring,
  * walk stopped at the leaf for one of the 'ok' reasons.
  */
 static void victim_walk(const char *name, const struct uwprof_rule *rule,
-			uint32_t ok_mask)
+			uint32_t ok_mask, bool leaf_only)
 {
 	struct uwt_reader *rd = calloc(1, sizeof(*rd));
 	struct walk_seen w = {};
@@ -252,9 +252,9 @@ static void victim_walk(const char *name, const struct uwprof_rule *rule,
 			printf("# %s: stop reason %d: %llu samples\n", name, i,
 			       (unsigned long long)w.stop[i]);
 	}
-	tap(w.samples >= 20 && !w.kernel_ips && !w.deeper && !other,
-	    "%s: %llu samples stopped at the leaf (bad_pc %llu, bad_sp %llu, read %llu, fp_end %llu, other %llu), %llu kernel addresses reported",
-	    name, (unsigned long long)w.samples,
+	tap(w.samples >= 20 && !w.kernel_ips && (!leaf_only || !w.deeper) && !other,
+	    "%s: %llu samples, %llu past the leaf (bad_pc %llu, bad_sp %llu, read %llu, fp_end %llu, other %llu), %llu kernel addresses reported",
+	    name, (unsigned long long)w.samples, (unsigned long long)w.deeper,
 	    (unsigned long long)w.stop[UWPROF_STOP_BAD_PC],
 	    (unsigned long long)w.stop[UWPROF_STOP_BAD_SP],
 	    (unsigned long long)w.stop[UWPROF_STOP_READ],
@@ -351,16 +351,21 @@ static int cmd_kaddr(void)
 	/*
 	 * arm64 strips the pointer-authentication bits of every return
 	 * address first (they sit where a kernel address has its ones), so
-	 * there the value becomes an unmapped user address: NO_MAP.
+	 * there the value becomes a user address in no mapping: it is
+	 * reported as the caller's frame and the walk ends with NO_MAP.
 	 */
-	victim_walk("return address in the kernel", &ra, STOPBIT(BAD_PC) |
-		    (UWT_ARCH == UWPROF_ARCH_ARM64 ? STOPBIT(NO_MAP) : 0));
+	if (UWT_ARCH == UWPROF_ARCH_ARM64)
+		victim_walk("return address in the kernel", &ra,
+			    STOPBIT(NO_MAP), false);
+	else
+		victim_walk("return address in the kernel", &ra,
+			    STOPBIT(BAD_PC), true);
 	victim_walk("CFA from a kernel frame pointer", &cfa,
-		    STOPBIT(READ) | STOPBIT(BAD_SP));
+		    STOPBIT(READ) | STOPBIT(BAD_SP), true);
 	victim_walk("CFA beyond the stack", &huge,
-		    STOPBIT(READ) | STOPBIT(BAD_SP) | STOPBIT(BAD_PC));
+		    STOPBIT(READ) | STOPBIT(BAD_SP) | STOPBIT(BAD_PC), true);
 	victim_walk("frame-pointer fallback on a kernel fp", NULL,
-		    STOPBIT(BAD_SP) | STOPBIT(READ) | STOPBIT(FP_END));
+		    STOPBIT(BAD_SP) | STOPBIT(READ) | STOPBIT(FP_END), true);
 	return tap_failed;
 }
 
