@@ -49,6 +49,24 @@
 #define UWPROF_SIG_SP_WORD		2
 #define UWPROF_SIG_PC_WORD		3
 
+#ifdef __KERNEL__
+#include <linux/build_bug.h>
+#include <linux/stddef.h>
+#include <linux/signal.h>
+#include <asm/ucontext.h>
+
+/*
+ * The kernel's rt_sigframe is private to signal.c; its parts are not: the
+ * same offsets from them, at build time.
+ */
+static_assert(sizeof(struct siginfo) == UWPROF_SIG_SIGINFO_SIZE);
+static_assert(offsetof(struct ucontext, uc_mcontext) == UWPROF_SIG_UC_MCONTEXT);
+static_assert(offsetof(struct sigcontext, regs[29]) == UWPROF_SIG_SC_FP);
+static_assert(offsetof(struct sigcontext, regs[30]) == UWPROF_SIG_SC_LR);
+static_assert(offsetof(struct sigcontext, sp) == UWPROF_SIG_SC_SP);
+static_assert(offsetof(struct sigcontext, pc) == UWPROF_SIG_SC_PC);
+#endif
+
 /*
  * The vDSO's __kernel_rt_sigreturn: mov x8, #139 (rt_sigreturn); svc #0.
  * Its CFI is deliberately absent in the kernel sources, so the code itself

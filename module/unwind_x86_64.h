@@ -43,6 +43,24 @@
 #define UWPROF_SIG_PC_WORD		((UWPROF_SIG_SC_PC - UWPROF_SIG_SC_FP) / 8)
 #define UWPROF_SIG_LR_WORD		(-1)
 
+#ifdef __KERNEL__
+#include <linux/build_bug.h>
+#include <linux/stddef.h>
+#include <asm/sigframe.h>
+
+/* The same offsets from the kernel's own signal frame, at build time. */
+#define UWPROF_SIG_FRAME_OFF(m)	\
+	(offsetof(struct rt_sigframe, m) - offsetof(struct rt_sigframe, uc))
+static_assert(offsetof(struct rt_sigframe, uc) == 8);
+static_assert(UWPROF_SIG_FRAME_OFF(uc.uc_mcontext) == UWPROF_SIG_UC_MCONTEXT);
+static_assert(UWPROF_SIG_FRAME_OFF(uc.uc_mcontext.bp) ==
+	      UWPROF_SIG_READ_OFF + 8 * UWPROF_SIG_FP_WORD);
+static_assert(UWPROF_SIG_FRAME_OFF(uc.uc_mcontext.sp) ==
+	      UWPROF_SIG_READ_OFF + 8 * UWPROF_SIG_SP_WORD);
+static_assert(UWPROF_SIG_FRAME_OFF(uc.uc_mcontext.ip) ==
+	      UWPROF_SIG_READ_OFF + 8 * UWPROF_SIG_PC_WORD);
+#endif
+
 /*
  * The trampoline every x86_64 libc installs as sa_restorer:
  * mov $15 (rt_sigreturn), %rax; syscall. Recognised by its code when no
