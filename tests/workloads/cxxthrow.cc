@@ -6,6 +6,8 @@
  * runs cx_catch_work in the handler. Two hot leaves:
  *   main > cx_run > cx_catch_work
  *   main > cx_run > cx_outer > cx_dtor_work
+ * The leaves do far more work than a throw costs, even where the unwinder
+ * in libgcc runs slowly (emulated guests), so most samples land in them.
  * The workload's functions have C linkage so their names read the same in
  * every symbolizer, demangling or not.
  *
@@ -25,12 +27,12 @@ extern "C" {
 
 ACC_NOINLINE uint64_t cx_dtor_work(uint64_t x)
 {
-	return acc_burn(x, 100000);
+	return acc_burn(x, 1000000);
 }
 
 ACC_NOINLINE uint64_t cx_catch_work(uint64_t x)
 {
-	return acc_burn(x, 100000);
+	return acc_burn(x, 1000000);
 }
 
 }
