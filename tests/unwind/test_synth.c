@@ -38,9 +38,13 @@
 #define F_GAP		0x1500	/* END row: no unwind info */
 #define F_SIG		0x1600	/* signal trampoline FDE */
 #define F_PLT		0x1700	/* x86_64 PLT */
-#define F_END		0x1800
+#define F_FPFAR		0x1800	/* fp saved apart from ra: a read of its own */
+#define F_FPVAL		0x1880	/* fp = CFA + 16 (DW_CFA_val_offset) */
+#define F_FPREG		0x1900	/* fp copied to another register: unknown */
+#define F_END		0x1a00
 
-enum { R_END, R_A, R_LEAF, R_FP, R_OUTER, R_UNSUP, R_SIG, R_PLT, R_NR };
+enum { R_END, R_A, R_LEAF, R_FP, R_OUTER, R_UNSUP, R_SIG, R_PLT,
+       R_FPFAR, R_FPVAL, R_FPREG, R_NR };
 
 static struct uwprof_rule rules[R_NR];
 
@@ -88,6 +92,25 @@ static void make_rules(void)
 	r->ra_type = UWPROF_REG_UNSUPPORTED;
 	r->flags = UWPROF_RULE_SIGNAL;
 
+	r = &rules[R_FPFAR];
+	r->cfa_type = UWPROF_CFA_SP;
+	r->cfa_off = 32;
+	r->fp_type = UWPROF_REG_AT_CFA;
+	r->fp_off = -24;
+	r->ra_type = UWPROF_REG_AT_CFA;
+	r->ra_off = -8;
+
+	r = &rules[R_FPVAL];
+	*r = rules[R_FPFAR];
+	r->cfa_off = 16;
+	r->fp_type = UWPROF_REG_VAL_CFA;
+	r->fp_off = 16;
+
+	r = &rules[R_FPREG];
+	*r = rules[R_FPVAL];
+	r->fp_type = UWPROF_REG_IN_REG;
+	r->fp_off = 3;
+
 	r = &rules[R_PLT];
 	if (ARM64) {
 		*r = rules[R_A];
@@ -104,7 +127,8 @@ static void make_rules(void)
 static const struct tb_row rows[] = {
 	{ F_A, R_A }, { F_LEAF, R_LEAF }, { F_FP, R_FP }, { F_OUTER, R_OUTER },
 	{ F_UNSUP, R_UNSUP }, { F_GAP, R_END }, { F_SIG, R_SIG },
-	{ F_PLT, R_PLT }, { F_END, R_END },
+	{ F_PLT, R_PLT }, { F_FPFAR, R_FPFAR }, { F_FPVAL, R_FPVAL },
+	{ F_FPREG, R_FPREG }, { F_END, R_END },
 };
 
 /* One test case's world: the stack snapshot, code bytes, maps, env. */
@@ -370,6 +394,45 @@ static void test_stops(struct tap *t, struct world *w)
 	expect(t, w, want, 1, UWPROF_STOP_OK, "undefined ra in the first frame: OK");
 }
 
+/* How the caller's fp is recovered when it is not next to ra. */
+static void test_fp_rules(struct tap *t, struct world *w)
+{
+	u64 want[4] = { 0, TEXT + F_FP + 0x10, TEXT + F_OUTER + 4 };
+
+	world_init(w);
+	w->regs.pc = want[0] = TEXT + F_FPFAR + 4;
+	w->regs.sp = S;
+	put(w, S + 8, S + 64);
+	put(w, S + 24, TEXT + F_FP + 0x10);
+	put(w, S + 72, TEXT + F_OUTER + 4);
+	run(w, 0, 64);
+	expect(t, w, want, 3, UWPROF_STOP_OK, "fp saved apart from ra, then CFA from it");
+
+	world_init(w);
+	w->regs.pc = want[0] = TEXT + F_FPVAL + 4;
+	w->regs.sp = S;
+	put(w, S + 8, TEXT + F_FP + 0x10);
+	put(w, S + 40, TEXT + F_OUTER + 4);
+	run(w, 0, 64);
+	expect(t, w, want, 3, UWPROF_STOP_OK, "fp as CFA + 16 (val_offset), then CFA from it");
+
+	world_init(w);
+	w->regs.pc = want[0] = TEXT + F_FPREG + 4;
+	w->regs.sp = S;
+	put(w, S + 8, TEXT + F_FP + 0x10);
+	run(w, 0, 64);
+	expect(t, w, want, 2, UWPROF_STOP_UNSUPPORTED,
+	       "fp in another register: CFA from fp is UNSUPPORTED");
+
+	/* ra readable, the separate fp slot not: READ. */
+	world_init(w);
+	w->regs.pc = want[0] = TEXT + F_FPFAR + 4;
+	w->regs.sp = STACK - 16;
+	put(w, STACK + 8, TEXT + F_FP + 0x10);
+	run(w, 0, 64);
+	expect(t, w, want, 1, UWPROF_STOP_READ, "unreadable fp slot: READ");
+}
+
 static void test_fp(struct tap *t, struct world *w)
 {
 	u64 want[8];
@@ -431,6 +494,18 @@ static void test_fp(struct tap *t, struct world *w)
 	w->regs.fp = S + (64ULL << 20);
 	run(w, 0, 64);
 	expect(t, w, want, 1, UWPROF_STOP_BAD_SP, "fp 64 MiB above sp: BAD_SP");
+
+	/* fp record past the readable stack, and at the very top of user space. */
+	world_init(w);
+	w->regs.pc = JIT + 0x10;
+	w->regs.sp = S;
+	w->regs.fp = STACK + 8 * STACK_WORDS;
+	run(w, 0, 64);
+	expect(t, w, want, 1, UWPROF_STOP_READ, "fp record not readable: READ");
+	w->regs.sp = LIMIT - 0x100;
+	w->regs.fp = LIMIT - 8;
+	run(w, 0, 64);
+	expect(t, w, want, 1, UWPROF_STOP_READ, "fp record crossing the user limit: READ");
 
 	/* An fp record pointing to itself does not loop: sp must rise. */
 	world_init(w);
@@ -536,6 +611,27 @@ static void test_signal(struct tap *t, struct world *w, int how_found)
 	want[2] = TEXT + F_OUTER + 4;
 	expect(t, w, want, 3, UWPROF_STOP_OK, "signal frame onto a lower stack");
 
+	/* Restored sp zero. */
+	world_init(w);
+	if (by_code)
+		put_tramp_code(w);
+	w->regs.pc = TEXT + F_A + 0x10;
+	w->regs.sp = S;
+	put(w, S + 8, tramp);
+	put_sigframe(w, S + 16, TEXT + F_OUTER + 4, 0, 0, 0);
+	run(w, 0, 64);
+	expect(t, w, want, 2, UWPROF_STOP_BAD_SP, "signal frame with sp zero: BAD_SP");
+
+	/* The signal frame itself past the readable stack. */
+	world_init(w);
+	if (by_code)
+		put_tramp_code(w);
+	w->regs.pc = TEXT + F_A + 0x10;
+	w->regs.sp = STACK + 8 * STACK_WORDS - 32;
+	put(w, w->regs.sp + 8, tramp);
+	run(w, 0, 64);
+	expect(t, w, want, 2, UWPROF_STOP_READ, "signal frame not readable: READ");
+
 	/* Restored pc outside user space. */
 	world_init(w);
 	if (by_code)
@@ -638,6 +734,7 @@ int main(void)
 		return tap_done(&t);
 	test_chain(&t, w);
 	test_stops(&t, w);
+	test_fp_rules(&t, w);
 	test_fp(&t, w);
 	test_signal(&t, w, BY_ROW);
 	test_signal(&t, w, BY_CODE);
