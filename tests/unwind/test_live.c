@@ -28,12 +28,14 @@ struct frames {
 	u32 nr;
 	u32 inlined;		/* inline and tail-call frames left out */
 	bool truncated;		/* more than MAX_FRAMES: not comparable */
+	u32 sigframes;		/* signal trampolines gdb listed */
 	u64 sp;
 };
 
 /* gdb.INLINE_FRAME, gdb.TAILCALL_FRAME (gdb/frame.h: enum frame_type). */
 #define GDB_INLINE_FRAME	2
 #define GDB_TAILCALL_FRAME	3
+#define GDB_SIGTRAMP_FRAME	4
 
 struct totals {
 	u32 stops;
@@ -44,6 +46,7 @@ struct totals {
 	u32 fp_frames;
 	u32 reg_mismatch;
 	u64 inlined;		/* gdb inline / tail-call frames left out */
+	u32 through_signal;	/* stacks crossing a signal frame */
 };
 
 /* Run gdb on the stopped pid; fill f from the script's UWSP/UWF lines. */
@@ -62,6 +65,7 @@ static int gdb_frames(pid_t pid, const char *script, struct frames *f)
 	f->sp = 0;
 	f->inlined = 0;
 	f->truncated = false;
+	f->sigframes = 0;
 	while (fgets(line, sizeof(line), p)) {
 		unsigned long long v;
 		char name[48] = "?";
@@ -79,6 +83,8 @@ static int gdb_frames(pid_t pid, const char *script, struct frames *f)
 				f->inlined++;
 				continue;
 			}
+			if (type == GDB_SIGTRAMP_FRAME)
+				f->sigframes++;
 			if (f->nr == MAX_FRAMES) {
 				f->truncated = true;
 				continue;
@@ -169,6 +175,7 @@ static int run_workload(struct tap *t, const char *target, const char *script,
 		if (g.sp != req.regs.sp)
 			tot.reg_mismatch++;
 		tot.inlined += g.inlined;
+		tot.through_signal += g.sigframes > 0;
 
 		tot.stops++;
 		for (k = 0, diff = ~0U; k < nr || k < g.nr; k++) {
@@ -194,15 +201,21 @@ static int run_workload(struct tap *t, const char *target, const char *script,
 	}
 
 	tap_diag("%s: stops %u, frames compared %llu, samples differing %u, "
-		 "fp frames %u, sp differing from gdb %u, gdb inline/tail-call frames left out %llu",
+		 "fp frames %u, sp differing from gdb %u, gdb inline/tail-call frames left out %llu, "
+		 "stacks through a signal frame %u",
 		 desc, tot.stops, (unsigned long long)tot.frames, tot.mismatches,
-		 tot.fp_frames, tot.reg_mismatch, (unsigned long long)tot.inlined);
+		 tot.fp_frames, tot.reg_mismatch, (unsigned long long)tot.inlined,
+		 tot.through_signal);
 	for (i = 0; i < UWPROF_STOP__COUNT; i++)
 		if (tot.stop_reason[i])
 			tap_diag("%s:   stop reason %s: %u", desc, stop_name(i), tot.stop_reason[i]);
 	tap_ok(t, tot.stops == stops && tot.mismatches == 0 && tot.reg_mismatch == 0,
 	       "%s: %u stops, %llu frames agree with gdb, %u samples differ",
 	       desc, tot.stops, (unsigned long long)tot.frames, tot.mismatches);
+	if (!strcmp(args[0], "signal") || !strcmp(args[0], "sigalt"))
+		tap_ok(t, tot.through_signal > 0,
+		       "%s: %u of %u stacks cross a signal frame", desc,
+		       tot.through_signal, tot.stops);
 	if (!strcmp(args[0], "recurse")) {
 		u32 depth = (u32)atoi(args[1]);
 
