@@ -144,10 +144,18 @@ struct uwprof_unwind_res {
  * res->nr; at least 1 when regs.pc is a user address, else 0 with
  * UWPROF_STOP_BAD_PC).
  *
+ * Per frame: the row for pc (pc - 1 for return addresses) gives CFA, ra
+ * and fp; a signal row, or the sigreturn trampoline's code, restores pc, sp,
+ * fp (and arm64 lr) from the kernel's rt_sigframe; no row (END, no table,
+ * UWPROF_MAP_NO_TABLE) or an UNSUPPORTED CFA takes the frame-pointer record
+ * unless UWPROF_UNWIND_NO_FP_FALLBACK (then NO_ROW / UNSUPPORTED). A pc in
+ * no mapping stops with NO_MAP and is reported in res->unknown_pc.
+ *
  * Every frame must move sp strictly upwards (except across a signal frame,
- * which may switch stacks) or the walk stops with UWPROF_STOP_BAD_SP; every
- * address is checked against the user address-space limit before it is
- * read; the loop runs at most max_depth times.
+ * which may switch stacks, and arm64's leaf whose ra is still in lr) or the
+ * walk stops with UWPROF_STOP_BAD_SP; every address is checked against the
+ * user address-space limit before it is read; the loop runs at most
+ * max_depth times. UWPROF_STOP_DEPTH means ips[] is full.
  *
  * Context: any, including NMI. No locks, no allocation, no sleeping; user
  * memory is read only through the environment's non-faulting reader.
