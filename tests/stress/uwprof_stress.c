@@ -243,8 +243,8 @@ static uint64_t bad_ptr(uint64_t *st)
 }
 
 /* A blob: valid, then mutated in one of several ways. */
-static void fuzz_table(int fd, struct fuzz_thread *t, uint64_t *st,
-		       uint8_t *garbage, size_t gsize, int *err)
+static void fuzz_table(int fd, uint64_t *st, uint8_t *garbage, size_t gsize,
+		       int *err)
 {
 	struct uwprof_table_add a = { .size = sizeof(a) };
 	struct uwprof_table_hdr *h;
@@ -256,7 +256,6 @@ static void fuzz_table(int fd, struct fuzz_thread *t, uint64_t *st,
 	struct uwt_blob b;
 	uint64_t i, n;
 
-	(void)t;
 	if (uwt_blob_make(&b, rows)) {
 		*err = 0;
 		return;
@@ -424,7 +423,7 @@ static void fuzz_one(int fd, bool sampler, struct fuzz_thread *t, uint64_t *st,
 
 	if (kind < 30) {
 		cmd = UWPROF_IOC_TABLE_ADD;
-		fuzz_table(fd, t, st, garbage, gsize, &err);
+		fuzz_table(fd, st, garbage, gsize, &err);
 	} else if (kind < 55) {
 		cmd = UWPROF_IOC_MAPS_SET;
 		fuzz_maps(fd, t, st, &err);
