@@ -939,7 +939,11 @@ static int on_record(const struct uwprof_rec_hdr *h, uint32_t ring, void *priv)
 	case UWPROF_REC_EXIT: {
 		const struct uwprof_rec_exit *e = (const void *)h;
 
-		p = proc_find(r, e->pid);
+		/*
+		 * An exec of a process not seen yet (a command's child that
+		 * inherited its parent's mappings) is the earliest news of it.
+		 */
+		p = e->exec ? proc_get(r, e->pid) : proc_find(r, e->pid);
 		if (!p || p->ours != 1)
 			break;
 		r->exits++;
