@@ -68,6 +68,7 @@ struct walk {
 	void *env;
 	/* The last two mappings hit: stacks alternate between few objects. */
 	const struct uwprof_unwind_map *map[2];
+	const struct uwprof_unwind_req *req;
 	bool fp_ok;		/* fp holds the frame's real value */
 	bool lr_ok;		/* lr holds the return address (arm64) */
 	bool exact;		/* pc was interrupted, not a return address */
@@ -200,6 +201,30 @@ static bool at_sigreturn(struct walk *w)
 	return uwprof_arch_is_sigreturn(code);
 }
 
+/*
+ * arm64 code without unwind info entered from another object (the vDSO,
+ * whose linker script drops .eh_frame) is often a leaf that never pushes a
+ * frame record: in the first frame its return address is still in lr and
+ * its caller's sp is sp. fp then belongs to some outer frame, so following
+ * it would skip the caller. A record the function did push holds that same
+ * lr, which tells the two apart.
+ */
+static bool leaf_in_lr(struct walk *w)
+{
+	const struct uwprof_unwind_map *m = w->map[0];
+	u64 rec[2];
+
+	if (UWPROF_ARCH_LR_REGNO < 0 || !w->lr_ok || !w->exact || !w->lr ||
+	    w->lr >= w->limit || (m && w->lr >= m->start && w->lr < m->end) ||
+	    !uwprof_maps_find(w->req->maps, w->req->nr_maps, w->lr - 1))
+		return false;
+	if (w->fp_ok && w->fp >= w->sp && w->fp - w->sp <= UWPROF_FP_MAX_FRAME &&
+	    !(w->fp & (UWPROF_ARCH_FP_ALIGN - 1)) && !read_words(w, w->fp, rec, 2) &&
+	    strip_ra(w, rec[1]) == w->lr)
+		return false;
+	return true;
+}
+
 /* No row to follow: signal trampoline by its code, else frame pointers. */
 static u32 step_no_row(struct walk *w, u32 flags, u32 reason, u32 *fp_used)
 {
@@ -208,6 +233,8 @@ static u32 step_no_row(struct walk *w, u32 flags, u32 reason, u32 *fp_used)
 	if (flags & UWPROF_UNWIND_NO_FP_FALLBACK)
 		return STEP_STOP(reason);
 	*fp_used = 1;
+	if (leaf_in_lr(w))
+		return step_to(w, w->lr, w->sp, false, true);
 	return step_fp(w);
 }
 
@@ -357,6 +384,7 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 					  : req->regs.lr,
 		.limit = UWPROF_ENV_USER_LIMIT(req->env),
 		.env = req->env,
+		.req = req,
 		.fp_ok = true,
 		.lr_ok = UWPROF_ARCH_LR_REGNO >= 0,
 		.exact = true,

@@ -694,6 +694,41 @@ static void test_arch(struct tap *t, struct world *w)
 	want[1] = TEXT + F_LEAF + 8;
 	expect(t, w, want, 2, UWPROF_STOP_UNSUPPORTED, "arm64 ra in lr past the first frame: UNSUPPORTED");
 
+	/*
+	 * Code without a table entered from another object (the arm64 vDSO):
+	 * a leaf that pushed no record returns through lr with sp unchanged;
+	 * fp's record belongs to an outer frame and must not be followed.
+	 */
+	world_init(w);
+	build_chain(w, TEXT + F_A + 0x20, TEXT + F_FP + 0x30, TEXT + F_OUTER + 4);
+	w->regs.pc = JIT + 0x40;
+	w->regs.fp = S + 32;
+	run(w, 0, 64);
+	{
+		u64 chain[] = { JIT + 0x40, TEXT + F_A + 0x20, TEXT + F_FP + 0x30,
+				TEXT + F_OUTER + 4 };
+
+		expect(t, w, chain, 4, UWPROF_STOP_OK,
+		       "arm64 table-less leaf called from another object returns through lr");
+		/* The same function after pushing its record {fp, lr}. */
+		w->regs.sp = S - 16;
+		w->regs.fp = S - 16;
+		put(w, S - 16, S + 32);
+		put(w, S - 8, TEXT + F_A + 0x20);
+		run(w, 0, 64);
+		expect(t, w, chain, 4, UWPROF_STOP_OK,
+		       "arm64 table-less function whose record holds lr: followed by fp");
+	}
+	/* lr inside the same table-less mapping: frame pointers as before. */
+	world_init(w);
+	build_chain(w, JIT + 0x80, TEXT + F_FP + 0x30, TEXT + F_OUTER + 4);
+	w->regs.pc = JIT + 0x40;
+	w->regs.fp = S + 32;
+	run(w, 0, 64);
+	want[0] = JIT + 0x40;
+	want[1] = TEXT + F_OUTER + 4;
+	expect(t, w, want, 2, UWPROF_STOP_OK, "arm64 lr within the same table-less mapping: fp");
+
 	/* x30 via DW_CFA_register is the same as in lr. */
 	rules[R_LEAF].ra_type = UWPROF_REG_IN_REG;
 	rules[R_LEAF].ra_off = 30;
