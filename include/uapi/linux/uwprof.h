@@ -223,10 +223,12 @@ struct uwprof_start {
 	__u32	flags;		/* UWPROF_START_* */
 	__u32	freq_hz;	/* 1 .. UWPROF_MAX_FREQ */
 	__u32	max_depth;	/* user frames, 1 .. UWPROF_MAX_DEPTH */
-	__u32	ring_pages;	/* data pages per CPU, power of two, at most
-				 * UWPROF_MAX_RING_PAGES, large enough for
-				 * two records of max_depth, all rings at
-				 * most 1 GiB (else E2BIG); 0: default */
+	/*
+	 * Data pages per CPU: a power of two, at most UWPROF_MAX_RING_PAGES,
+	 * large enough for two records of max_depth, all rings at most 1 GiB
+	 * (else E2BIG); 0: the default.
+	 */
+	__u32	ring_pages;
 	__u32	nr_pids;	/* without SYSTEM_WIDE: 1 .. UWPROF_MAX_PIDS */
 	__u64	pids;		/* pointer to __u32 tgids[nr_pids] */
 };
