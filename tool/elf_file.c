@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -460,5 +461,61 @@ int uwprof_elf_vaddr(const struct uwprof_elf *e, uint64_t addr,
 		*avail = ph.p_filesz - (addr - ph.p_vaddr);
 		return 0;
 	}
+	return -ENOENT;
+}
+
+/* Documented in elf_file.h. */
+int uwprof_elf_find_debug(const struct uwprof_elf *e,
+			  int (*accept)(const struct uwprof_elf *e,
+					const char *cand,
+					struct uwprof_elf **out),
+			  struct uwprof_elf **out)
+{
+	char cand[PATH_MAX * 2], *real, *slash;
+	const char *root = getenv("UWPROF_DEBUG_DIR");
+	size_t i, n;
+
+	if (!root || !*root)
+		root = "/usr/lib/debug";
+	if (e->build_id_size >= 2) {
+		n = snprintf(cand, sizeof(cand), "%s/.build-id/%02x/", root,
+			     e->build_id[0]);
+		for (i = 1; i < e->build_id_size && n + 3 < sizeof(cand); i++)
+			n += snprintf(cand + n, sizeof(cand) - n, "%02x",
+				      e->build_id[i]);
+		snprintf(cand + n, sizeof(cand) - n, ".debug");
+		if (!accept(e, cand, out))
+			return 0;
+	}
+	if (!e->has_debuglink || strchr(e->debuglink, '/'))
+		return -ENOENT;
+	real = realpath(e->path, NULL);
+	if (!real)
+		return -ENOENT;
+	slash = strrchr(real, '/');
+	if (!slash) {
+		free(real);
+		return -ENOENT;
+	}
+	*slash = 0;
+	for (i = 0; i < 3; i++) {
+		if (i == 0) {
+			/* The object itself is not its own debug file. */
+			if (!strcmp(slash + 1, e->debuglink))
+				continue;
+			snprintf(cand, sizeof(cand), "%s/%s", real, e->debuglink);
+		} else if (i == 1) {
+			snprintf(cand, sizeof(cand), "%s/.debug/%s", real,
+				 e->debuglink);
+		} else {
+			snprintf(cand, sizeof(cand), "%s%s/%s", root, real,
+				 e->debuglink);
+		}
+		if (!accept(e, cand, out)) {
+			free(real);
+			return 0;
+		}
+	}
+	free(real);
 	return -ENOENT;
 }

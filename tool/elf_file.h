@@ -60,6 +60,19 @@ int uwprof_elf_open_mem(const void *image, size_t size, const char *name,
 			struct uwprof_elf **out, char *err, size_t errlen);
 void uwprof_elf_close(struct uwprof_elf *e);
 
+/*
+ * The separate debug file of 'e': by build-id under the debug directory
+ * ($UWPROF_DEBUG_DIR, else /usr/lib/debug), then by .gnu_debuglink next to
+ * the object, in its .debug/, and under the debug directory. 'accept' is
+ * asked about each candidate in that order; the first it returns 0 for is
+ * the answer. Returns 0 or -ENOENT.
+ */
+int uwprof_elf_find_debug(const struct uwprof_elf *e,
+			  int (*accept)(const struct uwprof_elf *e,
+					const char *cand,
+					struct uwprof_elf **out),
+			  struct uwprof_elf **out);
+
 /* The 64-bit hash of the whole image, for objects without a build-id. */
 void uwprof_elf_hash(const struct uwprof_elf *e, uint8_t out[20]);
 

@@ -310,59 +310,6 @@ static int debug_try(const struct uwprof_elf *e, const char *cand,
 	return 0;
 }
 
-/*
- * The separate debug file of 'e': by build-id under the debug directory
- * ($UWPROF_DEBUG_DIR, else /usr/lib/debug), then by .gnu_debuglink next to
- * the object, in its .debug/, and under the debug directory - the same
- * places, in the same order, the table compiler searches. The debug file
- * must carry the same build-id when the object has one.
- */
-static int debug_find(const struct uwprof_elf *e, struct uwprof_elf **out)
-{
-	char cand[PATH_MAX * 2], *real, *slash;
-	const char *root = getenv("UWPROF_DEBUG_DIR");
-	size_t i, n;
-	int ret = -ENOENT;
-
-	if (!root || !*root)
-		root = "/usr/lib/debug";
-	if (e->build_id_size >= 2) {
-		n = snprintf(cand, sizeof(cand), "%s/.build-id/%02x/", root,
-			     e->build_id[0]);
-		for (i = 1; i < e->build_id_size && n + 3 < sizeof(cand); i++)
-			n += snprintf(cand + n, sizeof(cand) - n, "%02x",
-				      e->build_id[i]);
-		snprintf(cand + n, sizeof(cand) - n, ".debug");
-		if (!debug_try(e, cand, out))
-			return 0;
-	}
-	if (!e->has_debuglink || strchr(e->debuglink, '/'))
-		return -ENOENT;
-	real = realpath(e->path, NULL);
-	if (!real)
-		return -ENOENT;
-	slash = strrchr(real, '/');
-	if (!slash)
-		goto free_real;
-	*slash = 0;
-	for (i = 0; i < 3 && ret; i++) {
-		if (i == 0 && !strcmp(slash + 1, e->debuglink))
-			continue;
-		if (i == 0)
-			snprintf(cand, sizeof(cand), "%s/%s", real, e->debuglink);
-		else if (i == 1)
-			snprintf(cand, sizeof(cand), "%s/.debug/%s", real,
-				 e->debuglink);
-		else
-			snprintf(cand, sizeof(cand), "%s%s/%s", root, real,
-				 e->debuglink);
-		ret = debug_try(e, cand, out);
-	}
-free_real:
-	free(real);
-	return ret;
-}
-
 /* Keep the best symbol per address; sort for binary search. */
 static void obj_finish(struct sym_obj *o)
 {
@@ -416,7 +363,7 @@ static int obj_load(struct uwprof_syms *s, struct sym_obj *o,
 	obj_add_secs(o, e->elf);
 	if (!image && (!has_section(e->elf, SHT_SYMTAB, NULL) ||
 		       (s->lines && !has_section(e->elf, 0, ".debug_info"))))
-		debug_find(e, &dbg);
+		uwprof_elf_find_debug(e, debug_try, &dbg);
 	ret = obj_read_syms(o, e->elf, SHT_SYMTAB, &cap);
 	if (!ret && dbg)
 		ret = obj_read_syms(o, dbg->elf, SHT_SYMTAB, &cap);

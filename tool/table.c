@@ -420,61 +420,6 @@ reject:
 	return -ENOENT;
 }
 
-/*
- * The separate debug file, by build-id and then by .gnu_debuglink, under
- * the global debug directory: $UWPROF_DEBUG_DIR, else /usr/lib/debug.
- */
-static int table_find_debug(const struct uwprof_elf *e, struct uwprof_elf **out)
-{
-	char cand[PATH_MAX * 2], *real, *slash;
-	const char *root = getenv("UWPROF_DEBUG_DIR");
-	size_t i, n;
-
-	if (!root || !*root)
-		root = "/usr/lib/debug";
-	if (e->build_id_size >= 2) {
-		n = snprintf(cand, sizeof(cand), "%s/.build-id/%02x/", root,
-			     e->build_id[0]);
-		for (i = 1; i < e->build_id_size && n + 3 < sizeof(cand); i++)
-			n += snprintf(cand + n, sizeof(cand) - n, "%02x",
-				      e->build_id[i]);
-		snprintf(cand + n, sizeof(cand) - n, ".debug");
-		if (!table_try_debug(e, cand, out))
-			return 0;
-	}
-	if (!e->has_debuglink || strchr(e->debuglink, '/'))
-		return -ENOENT;
-	real = realpath(e->path, NULL);
-	if (!real)
-		return -ENOENT;
-	slash = strrchr(real, '/');
-	if (!slash) {
-		free(real);
-		return -ENOENT;
-	}
-	*slash = 0;
-	for (i = 0; i < 3; i++) {
-		if (i == 0) {
-			/* The object itself is not its own debug file. */
-			if (!strcmp(slash + 1, e->debuglink))
-				continue;
-			snprintf(cand, sizeof(cand), "%s/%s", real, e->debuglink);
-		} else if (i == 1) {
-			snprintf(cand, sizeof(cand), "%s/.debug/%s", real,
-				 e->debuglink);
-		} else {
-			snprintf(cand, sizeof(cand), "%s%s/%s", root, real,
-				 e->debuglink);
-		}
-		if (!table_try_debug(e, cand, out)) {
-			free(real);
-			return 0;
-		}
-	}
-	free(real);
-	return -ENOENT;
-}
-
 /* Check .eh_frame_hdr and find .eh_frame through it when sections lack. */
 static int table_eh_frame(const struct uwprof_elf *e, struct uwprof_cfi *c,
 			  char *err)
@@ -565,7 +510,7 @@ static int table_parse_source(struct uwprof_elf *e, int search_debug,
 			return ret;
 		uwprof_cfi_free(c);
 	}
-	if (search_debug && !table_find_debug(e, dbg)) {
+	if (search_debug && !uwprof_elf_find_debug(e, table_try_debug, dbg)) {
 		table_use_debug_frame(c, *dbg, st, UWPROF_SRC_DEBUG_FILE);
 		ret = uwprof_cfi_parse(c);
 		if (ret || c->nr_fdes)
