@@ -110,6 +110,7 @@ struct uwprof_scratch {
 	u64 last_unknown_pid;		/* UNKNOWN_MAP rate limit */
 	u64 last_unknown_page;
 	unsigned long kstack[UWPROF_KSTACK_MAX + 64];
+	struct uwprof_rule_cache rule_cache;
 	struct uwprof_rec_sample rec;	/* followed by its ips */
 };
 

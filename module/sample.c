@@ -188,6 +188,7 @@ static void uwprof_sample_overflow(struct perf_event *event,
 			.nr_maps = p->nr_maps,
 			.ips = rec->ips + nk,
 			.max_depth = sp->max_depth,
+			.cache = &sc->rule_cache,
 		};
 
 		if (sp->flags & UWPROF_START_NO_FP_FALLBACK)

@@ -24,6 +24,12 @@
 static atomic64_t uwprof_mem_used = ATOMIC64_INIT(0);
 
 /*
+ * Table ids for the samplers' rule caches: unique for the module's
+ * lifetime, so a cached row can never outlive or mistake its table.
+ */
+static atomic64_t uwprof_table_ids = ATOMIC64_INIT(0);
+
+/*
  * The largest blob the uapi limits allow: header, 6 bytes per row, padding,
  * rules. Anything bigger is refused before a single byte is allocated.
  */
@@ -150,7 +156,8 @@ int uwprof_store_table_add(struct uwprof_session *s, void __user *arg)
 		ret = -ENOMEM;
 		goto uncharge;
 	}
-	uwprof_table_init(&tab->t, blob, tab->idx);
+	uwprof_table_init(&tab->t, blob, tab->idx,
+			  atomic64_inc_return(&uwprof_table_ids));
 
 	ret = xa_insert(&s->objects, a.object_id, tab, GFP_KERNEL_ACCOUNT);
 	if (ret) {

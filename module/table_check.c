@@ -162,13 +162,15 @@ int uwprof_table_check(const void *blob, u64 size, u64 *idx_bytes)
 	return 0;
 }
 
-void uwprof_table_init(struct uwprof_table *t, const void *blob, u32 *idx)
+void uwprof_table_init(struct uwprof_table *t, const void *blob, u32 *idx,
+		       u64 id)
 {
 	const struct uwprof_table_hdr *h = blob;
 	const u8 *bytes = blob;
 	u32 b, row = 0;
 
 	t->hdr = h;
+	t->id = id;
 	t->pc = (const u32 *)(bytes + UWPROF_TABLE_ROWS_OFF(h));
 	t->rule_idx = (const u16 *)(bytes + UWPROF_TABLE_IDX_OFF(h));
 	t->rules = (const struct uwprof_rule *)(bytes + UWPROF_TABLE_RULES_OFF(h));

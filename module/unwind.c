@@ -58,6 +58,42 @@ const struct uwprof_rule *uwprof_table_lookup(const struct uwprof_table *t,
 	return table_lookup(t, vaddr);
 }
 
+/*
+ * The slot comes from the runtime address alone, two cheap operations on
+ * the critical path of the walk (the next frame's address waits for the
+ * row). Hot return addresses differ in their low bits; the fold brings in
+ * the page bits that separate objects. The key compare checks table and
+ * vaddr, so a process mapping the same object elsewhere only misses.
+ */
+static __always_inline u32 rule_cache_slot(u64 at)
+{
+	return (u32)(at ^ (at >> UWPROF_RULE_CACHE_BITS)) &
+	       ((1U << UWPROF_RULE_CACHE_BITS) - 1);
+}
+
+/* The row for runtime address at (object vaddr at - bias) through the cache. */
+static __always_inline const struct uwprof_rule *
+rule_find(struct uwprof_rule_cache *c, const struct uwprof_table *t, u64 at,
+	  u64 bias)
+{
+	struct uwprof_rule_cache_ent *e;
+	const struct uwprof_rule *r;
+	u64 vaddr = at - bias;
+
+	if (!c || !t->id)
+		return table_lookup(t, vaddr);
+	e = &c->ent[rule_cache_slot(at)];
+	if (e->vaddr == vaddr && e->table_id == t->id)
+		return &e->rule;
+	r = table_lookup(t, vaddr);
+	if (r) {
+		e->vaddr = vaddr;
+		e->table_id = t->id;
+		e->rule = *r;
+	}
+	return r;
+}
+
 /* The registers of the frame being stepped, and what is known of them. */
 struct walk {
 	u64 pc;
@@ -359,7 +395,7 @@ static u32 step(struct walk *w, const struct uwprof_unwind_req *req,
 		w->map[0] = m;
 	}
 	if (m->table && !(m->flags & UWPROF_MAP_NO_TABLE))
-		r = table_lookup(m->table, at - m->bias);
+		r = rule_find(req->cache, m->table, at, m->bias);
 
 	if (likely(r && r->cfa_type != UWPROF_CFA_END))
 		ret = step_row(w, r, req->flags, &fp_used);
@@ -371,6 +407,112 @@ static u32 step(struct walk *w, const struct uwprof_unwind_req *req,
 		res->flags |= UWPROF_SAMPLE_FP_USED;
 	}
 	return ret;
+}
+
+static __always_inline bool in_map(const struct uwprof_unwind_map *m, u64 at)
+{
+	return m && at - m->start < m->end - m->start;
+}
+
+/*
+ * The frames stacks are mostly made of, in a loop of their own with the
+ * registers in locals: a return address in one of the last two mappings,
+ * its row in the rule cache, CFA from sp or fp, the return address saved
+ * at the CFA, fp unchanged or saved there too. Then the next frame's
+ * address waits only for the cached row and the stack read. Any other
+ * frame, and any check that fails, leaves the loop with the walk still at
+ * that frame, untouched, and step() does it the general way (and reports
+ * why it stops, if it does). Returns the new frame count.
+ */
+static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
+		       u32 nr)
+{
+	const struct uwprof_unwind_map *m0 = w->map[0], *m1 = w->map[1];
+	struct uwprof_rule_cache_ent *e = NULL, *ent = req->cache->ent;
+	u64 pc = w->pc, sp = w->sp, fp = w->fp, limit = w->limit;
+	u32 start = nr, max = req->max_depth;
+	bool fp_ok = w->fp_ok;
+
+	while (nr < max) {
+		const struct uwprof_unwind_map *m;
+		struct uwprof_rule_cache_ent *n;
+		const struct uwprof_rule *r;
+		u64 at = pc - 1, vaddr, id, cfa, ra, rec[2];
+		u32 slot;
+
+		if (in_map(m0, at)) {
+			m = m0;
+		} else if (in_map(m1, at)) {
+			m = m1;
+			m1 = m0;
+			m0 = m;
+		} else {
+			break;
+		}
+		if (!m->table || (m->flags & UWPROF_MAP_NO_TABLE))
+			break;
+		vaddr = at - m->bias;
+		id = m->table->id;
+		/* The predicted slot first: a hit is a branch, not a load. */
+		if (e && ent[e->next].vaddr == vaddr &&
+		    ent[e->next].table_id == id && id) {
+			n = &ent[e->next];
+		} else {
+			slot = rule_cache_slot(at);
+			n = &ent[slot];
+			if (n->vaddr != vaddr || n->table_id != id || !id)
+				break;
+			if (e)
+				e->next = slot;
+		}
+		e = n;
+		r = &e->rule;
+		if (r->flags || r->ra_type != UWPROF_REG_AT_CFA)
+			break;
+		if (r->cfa_type == UWPROF_CFA_SP)
+			cfa = sp + (u64)r->cfa_off;
+		else if (r->cfa_type == UWPROF_CFA_FP && fp_ok)
+			cfa = fp + (u64)r->cfa_off;
+		else
+			break;
+		if (cfa <= sp || cfa >= limit ||
+		    (cfa & (UWPROF_ARCH_SP_ALIGN - 1)))
+			break;
+		if (r->fp_type == UWPROF_REG_AT_CFA &&
+		    r->fp_off + 8 == r->ra_off) {
+			if (read_words(w, cfa + (s64)r->fp_off, rec, 2))
+				break;
+			ra = rec[1];
+		} else if (r->fp_type == UWPROF_REG_SAME ||
+			   r->fp_type == UWPROF_REG_AT_CFA) {
+			if (read_words(w, cfa + (s64)r->ra_off, &ra, 1) ||
+			    (r->fp_type == UWPROF_REG_AT_CFA &&
+			     read_words(w, cfa + (s64)r->fp_off, rec, 1)))
+				break;
+		} else {
+			break;
+		}
+		ra = strip_ra(w, ra);
+		if (!ra || ra >= limit)
+			break;
+		if (r->fp_type == UWPROF_REG_AT_CFA) {
+			fp = rec[0];
+			fp_ok = true;
+		}
+		pc = ra;
+		sp = cfa;
+		req->ips[nr++] = pc;
+	}
+	w->map[0] = m0;
+	w->map[1] = m1;
+	if (nr != start) {
+		w->pc = pc;
+		w->sp = sp;
+		w->fp = fp;
+		w->fp_ok = fp_ok;
+		w->lr_ok = false;
+	}
+	return nr;
 }
 
 u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
@@ -408,6 +550,8 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 	req->ips[nr++] = w.pc;
 
 	for (;;) {
+		if (req->cache && !w.exact)
+			nr = walk_cached(&w, req, nr);
 		if (nr >= req->max_depth) {
 			res->stop = UWPROF_STOP_DEPTH;
 			break;

@@ -45,6 +45,7 @@ struct uwprof_table {
 	const u16 *rule_idx;		/* nr_rows indexes into rules */
 	const struct uwprof_rule *rules;
 	const u32 *idx;			/* nr_idx + 1 slots */
+	u64 id;				/* rule cache key; 0: never cached */
 	u64 base;			/* object vaddr of pc[] offset 0 */
 	u64 span;			/* pc[nr_rows - 1]: vaddrs covered */
 	u32 nr_rows;
@@ -69,9 +70,13 @@ int uwprof_table_check(const void *blob, u64 size, u64 *idx_bytes);
 /*
  * Fill 't' for a blob that passed uwprof_table_check() and build its lookup
  * index into 'idx' (idx_bytes from the check, 4-byte aligned, caller-owned:
- * kvmalloc() in the module, malloc() on the host). Cannot fail.
+ * kvmalloc() in the module, malloc() on the host). 'id' keys the table's
+ * rows in a rule cache: it must differ from the id of every other table a
+ * cache has seen or will see (the module counts them up from 1); 0 keeps
+ * the table out of caches. Cannot fail.
  */
-void uwprof_table_init(struct uwprof_table *t, const void *blob, u32 *idx);
+void uwprof_table_init(struct uwprof_table *t, const void *blob, u32 *idx,
+		       u64 id);
 
 /*
  * The rule for object vaddr 'vaddr', or NULL when the table does not cover
@@ -110,6 +115,35 @@ struct uwprof_regs {
 	u64 lr;
 };
 
+/*
+ * Rows already found, keyed by (table id, vaddr). A profiler samples the
+ * same hot return addresses over and over; a hit costs one hashed load
+ * instead of the index and binary search, and the copied rule saves the
+ * dependent loads of rule_idx[] and rules[]. Table ids are never reused
+ * while a cache lives, so an entry can only ever match the very table it
+ * was filled from: nothing needs invalidating when tables come and go.
+ * Zeroed memory is an empty cache. Used by one walk at a time (the module
+ * keeps one per CPU, inside the ring guard).
+ */
+#define UWPROF_RULE_CACHE_BITS	8
+
+struct uwprof_rule_cache_ent {
+	u64 vaddr;
+	u64 table_id;
+	struct uwprof_rule rule;
+	/*
+	 * The slot the caller's row was found in last time: hot stacks
+	 * repeat, so the next frame's row can be loaded before its return
+	 * address is read. A hint only; the key is always compared.
+	 */
+	u32 next;
+	u32 __pad;
+};
+
+struct uwprof_rule_cache {
+	struct uwprof_rule_cache_ent ent[1U << UWPROF_RULE_CACHE_BITS];
+};
+
 /* uwprof_unwind_req.flags */
 #define UWPROF_UNWIND_NO_FP_FALLBACK	BIT(0)	/* tables only */
 
@@ -122,6 +156,7 @@ struct uwprof_unwind_req {
 	u64 *ips;				/* out: max_depth entries */
 	u32 max_depth;				/* >= 1 */
 	u32 __pad;
+	struct uwprof_rule_cache *cache;	/* NULL: look every row up */
 	/*
 	 * The environment's reader context: NULL in the module; the host
 	 * tests pass their reader (process or snapshot).

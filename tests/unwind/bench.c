@@ -6,6 +6,10 @@
  * core then unwinds that snapshot in a loop with the memcpy reader, so the
  * figure measures table lookup and frame steps, not system calls.
  *
+ * Two figures: without a rule cache (every row found by index and binary
+ * search), and with one kept across walks, as the module keeps one per CPU
+ * across samples (a hot stack's rows are then found by one hashed load).
+ *
  * usage: bench TARGET [LEVELS [SECONDS]]
  */
 #define _GNU_SOURCE
@@ -33,14 +37,37 @@ static u64 now_ns(void)
 }
 
 static u32 unwind(const struct live *l, struct uwprof_host_env *env,
-		  const struct uwprof_regs *regs, u64 *ips, struct uwprof_unwind_res *res)
+		  const struct uwprof_regs *regs, u64 *ips, struct uwprof_unwind_res *res,
+		  struct uwprof_rule_cache *cache)
 {
 	struct uwprof_unwind_req req = {
 		.maps = l->maps, .nr_maps = l->nr_maps, .regs = *regs,
-		.ips = ips, .max_depth = MAX_FRAMES, .env = env,
+		.ips = ips, .max_depth = MAX_FRAMES, .env = env, .cache = cache,
 	};
 
 	return uwprof_unwind_user(&req, res);
+}
+
+/* Unwind the snapshot for 'seconds' of CPU; ns per stack, 0 on a miscount. */
+static double timed(const struct live *l, struct uwprof_host_env *env,
+		    const struct uwprof_regs *regs, u32 nr_want,
+		    struct uwprof_rule_cache *cache, double seconds, u64 *stacks)
+{
+	static u64 ips[MAX_FRAMES];
+	struct uwprof_unwind_res res;
+	u64 iters = 0, t0, t1;
+	u32 i;
+
+	t0 = now_ns();
+	do {
+		for (i = 0; i < 1000; i++)
+			if (unwind(l, env, regs, ips, &res, cache) != nr_want)
+				return 0;
+		iters += i;
+		t1 = now_ns();
+	} while (t1 - t0 < (u64)(seconds * 1e9));
+	*stacks = iters;
+	return (double)(t1 - t0) / (double)iters;
 }
 
 int main(int argc, char **argv)
@@ -52,13 +79,17 @@ int main(int argc, char **argv)
 	struct uwprof_host_env env = { .user_limit = 1ULL << 47, .va_bits = 48 };
 	struct uwprof_unwind_res res, res_live;
 	struct uwprof_regs regs, best_regs;
-	u32 nr_live = 0, nr, i, tries;
+	u32 nr_live = 0, nr, tries;
 	u8 *snap = NULL;
-	u64 snap_lo = 0, snap_size = 0, iters = 0, t0, t1;
+	u64 snap_lo = 0, snap_size = 0, cold = 0, warm = 0, reads;
+	struct uwprof_rule_cache *cache = calloc(1, sizeof(*cache));
+	double ns_cold, ns_warm;
 	struct tap t = { 0 };
 	struct live l;
 	int err;
 
+	if (!cache)
+		return 2;
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s TARGET [LEVELS [SECONDS]]\n", argv[0]);
 		return 2;
@@ -80,7 +111,7 @@ int main(int argc, char **argv)
 			return tap_done(&t);
 		}
 		penv.pid = l.pid;
-		nr = unwind(&l, &penv, &regs, ips, &res);
+		nr = unwind(&l, &penv, &regs, ips, &res, NULL);
 		if (nr > nr_live && res.stop == UWPROF_STOP_OK) {
 			struct iovec lio, rio;
 
@@ -114,28 +145,33 @@ int main(int argc, char **argv)
 
 	env.nr_regions = 1;
 	env.region[0] = (struct uwprof_host_region){ snap_lo, snap_size, snap };
-	nr = unwind(&l, &env, &best_regs, ips, &res);
+	nr = unwind(&l, &env, &best_regs, ips, &res, NULL);
 	tap_ok(&t, nr == nr_live && res.stop == res_live.stop &&
 	       !memcmp(ips, ips_live, nr * sizeof(u64)),
 	       "snapshot unwind equals the live unwind (%u frames, %llu KiB of stack)",
 	       nr, (unsigned long long)(snap_size >> 10));
 
-	t0 = now_ns();
-	do {
-		for (i = 0; i < 1000; i++)
-			if (unwind(&l, &env, &best_regs, ips, &res) != nr_live)
-				break;
-		iters += i;
-		t1 = now_ns();
-	} while (i == 1000 && t1 - t0 < (u64)(seconds * 1e9));
-	tap_ok(&t, i == 1000, "every iteration gives the same frame count");
+	reads = env.reads;
+	nr = unwind(&l, &env, &best_regs, ips, &res, cache);
+	reads = env.reads - reads;
+	tap_ok(&t, nr == nr_live && res.stop == res_live.stop &&
+	       !memcmp(ips, ips_live, nr * sizeof(u64)),
+	       "snapshot unwind through the rule cache equals the live unwind");
+
+	ns_cold = timed(&l, &env, &best_regs, nr_live, NULL, seconds, &cold);
+	ns_warm = timed(&l, &env, &best_regs, nr_live, cache, seconds, &warm);
+	tap_ok(&t, ns_cold > 0 && ns_warm > 0, "every iteration gives the same frame count");
 
 	printf("# bench: %.2f ns/frame, %.0f ns per %u-frame stack, %llu stacks in %.2f s of CPU, "
-	       "%llu reads per stack\n",
-	       (double)(t1 - t0) / ((double)iters * nr_live),
-	       (double)(t1 - t0) / (double)iters, nr_live, (unsigned long long)iters,
-	       (double)(t1 - t0) / 1e9, (unsigned long long)(env.reads / (iters + 1)));
+	       "%llu reads per stack (rule cache warm)\n",
+	       ns_warm / nr_live, ns_warm, nr_live, (unsigned long long)warm,
+	       ns_warm * (double)warm / 1e9, (unsigned long long)reads);
+	printf("# bench: %.2f ns/frame, %.0f ns per %u-frame stack, %llu stacks in %.2f s of CPU "
+	       "(no rule cache)\n",
+	       ns_cold / nr_live, ns_cold, nr_live, (unsigned long long)cold,
+	       ns_cold * (double)cold / 1e9);
 	live_free(&l);
 	free(snap);
+	free(cache);
 	return tap_done(&t);
 }

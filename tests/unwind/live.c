@@ -199,7 +199,8 @@ static struct live_obj *obj_get(struct live *l, const char *path, u64 start, u64
 		o->err = -ENOMEM;
 		return o;
 	}
-	uwprof_table_init(&o->table, o->blob, o->idx);
+	/* Objects stay for the life of 'l': their slot number is a unique id. */
+	uwprof_table_init(&o->table, o->blob, o->idx, (u64)(o - l->objs) + 1);
 	o->rows = o->table.nr_rows;
 	return o;
 }

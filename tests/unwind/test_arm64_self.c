@@ -60,7 +60,7 @@ static int load_table(const char *path)
 	idx = malloc(idx_bytes);
 	if (!idx)
 		return -ENOMEM;
-	uwprof_table_init(&self.table, blob, idx);
+	uwprof_table_init(&self.table, blob, idx, 1);
 	return 0;
 }
 

@@ -122,7 +122,10 @@ static int run_workload(struct tap *t, const char *target, const char *script,
 			char *const args[], u32 stops, u64 *seed)
 {
 	static struct frames g;
-	static u64 ips[MAX_FRAMES];
+	static u64 ips[MAX_FRAMES], ips_cached[MAX_FRAMES];
+	/* One per target: its objects' table ids are only unique within it. */
+	struct uwprof_rule_cache *cache = calloc(1, sizeof(*cache));
+	u32 cache_diffs = 0;
 	char *argv[8] = { (char *)target };
 	struct totals tot = { 0 };
 	char desc[128] = "";
@@ -135,9 +138,12 @@ static int run_workload(struct tap *t, const char *target, const char *script,
 		snprintf(desc + strlen(desc), sizeof(desc) - strlen(desc), "%s%s",
 			 i ? " " : "", args[i]);
 	}
+	if (!cache)
+		return -ENOMEM;
 	err = live_start(&l, argv);
 	if (err) {
 		tap_ok(t, false, "%s: target starts (%d)", desc, err);
+		free(cache);
 		return err;
 	}
 
@@ -166,6 +172,20 @@ static int run_workload(struct tap *t, const char *target, const char *script,
 		req.nr_maps = l.nr_maps;
 		nr = uwprof_unwind_user(&req, &res);
 		tot.stop_reason[res.stop]++;
+
+		/* Through the cache kept across stops, cold or stale, then warm. */
+		for (k = 0; k < 2; k++) {
+			struct uwprof_unwind_req creq = req;
+			struct uwprof_unwind_res cres;
+			u32 cnr;
+
+			creq.cache = cache;
+			creq.ips = ips_cached;
+			cnr = uwprof_unwind_user(&creq, &cres);
+			if (cnr != nr || memcmp(&cres, &res, sizeof(res)) ||
+			    memcmp(ips_cached, ips, nr * sizeof(*ips)))
+				cache_diffs++;
+		}
 		tot.fp_frames += res.fp_frames;
 
 		if (gdb_frames(l.pid, script, &g)) {
@@ -212,6 +232,9 @@ static int run_workload(struct tap *t, const char *target, const char *script,
 	tap_ok(t, tot.stops == stops && tot.mismatches == 0 && tot.reg_mismatch == 0,
 	       "%s: %u stops, %llu frames agree with gdb, %u samples differ",
 	       desc, tot.stops, (unsigned long long)tot.frames, tot.mismatches);
+	tap_ok(t, tot.stops && !cache_diffs,
+	       "%s: walks through the rule cache equal the uncached ones (%u of %u differ)",
+	       desc, cache_diffs, 2 * tot.stops);
 	if (!strcmp(args[0], "signal") || !strcmp(args[0], "sigalt"))
 		tap_ok(t, tot.through_signal > 0,
 		       "%s: %u of %u stacks cross a signal frame", desc,
@@ -228,6 +251,7 @@ static int run_workload(struct tap *t, const char *target, const char *script,
 		tap_diag("%s: object %s: %s, %llu rows", desc, l.objs[i].path,
 			 l.objs[i].err ? "no table" : "table", (unsigned long long)l.objs[i].rows);
 	live_free(&l);
+	free(cache);
 	return 0;
 }
 

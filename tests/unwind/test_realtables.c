@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 			uwprof_blob_free(&b);
 			return 2;
 		}
-		uwprof_table_init(&tab, b.data, idx);
+		uwprof_table_init(&tab, b.data, idx, 0);
 		/* Each row's first byte must find that row's rule. */
 		for (r = 0; r + 1 < tab.nr_rows; r++)
 			if (uwprof_table_lookup(&tab, tab.base + tab.pc[r]) !=

@@ -142,9 +142,20 @@ struct world {
 	u64 ips[64];
 	struct uwprof_unwind_res res;
 	u32 nr;
+	/* Kept by world_init(): one rule cache across every test. */
+	struct uwprof_rule_cache *cache;
+	u32 cached_walks;
+	u32 cache_diffs;
 };
 
 static struct tb_blob blob;
+/* Every reload of 'blob' is a new table to the cache: a new id. */
+static u64 blob_loads;
+
+static int blob_load(void)
+{
+	return tb_load(&blob, ++blob_loads);
+}
 
 /* Write a word at a stack address. */
 static void put(struct world *w, u64 addr, u64 val)
@@ -159,7 +170,13 @@ static void put(struct world *w, u64 addr, u64 val)
 
 static void world_init(struct world *w)
 {
+	struct uwprof_rule_cache *cache = w->cache;
+	u32 walks = w->cached_walks, diffs = w->cache_diffs;
+
 	memset(w, 0, sizeof(*w));
+	w->cache = cache;
+	w->cached_walks = walks;
+	w->cache_diffs = diffs;
 	w->maps[0] = (struct uwprof_unwind_map){
 		.start = TEXT, .end = TEXT + 0x10000, .bias = 0, .table = &blob.table,
 	};
@@ -190,8 +207,28 @@ static void run(struct world *w, u32 flags, u32 depth)
 		.regs = w->regs, .ips = w->ips, .max_depth = depth, .env = &w->env,
 	};
 
+	struct uwprof_unwind_res res;
+	u64 ips[NR(w->ips)];
+	u32 nr, pass;
+
 	memset(w->ips, 0, sizeof(w->ips));
 	w->nr = uwprof_unwind_user(&req, &w->res);
+
+	/*
+	 * The rule cache must not change a frame: the same walk through the
+	 * cache shared by all tests (cold or holding rows of older tables at
+	 * the same addresses), then warm.
+	 */
+	req.cache = w->cache;
+	req.ips = ips;
+	for (pass = 0; pass < 2; pass++) {
+		memset(ips, 0, sizeof(ips));
+		nr = uwprof_unwind_user(&req, &res);
+		w->cached_walks++;
+		if (nr != w->nr || memcmp(&res, &w->res, sizeof(res)) ||
+		    memcmp(ips, w->ips, sizeof(ips)))
+			w->cache_diffs++;
+	}
 }
 
 static const char *stop_name(u32 s)
@@ -287,6 +324,39 @@ static void test_chain(struct tap *t, struct world *w)
 	want[0] = TEXT + F_LEAF;
 	run(w, 0, 64);
 	expect(t, w, want, 4, UWPROF_STOP_OK, "first frame at a function start looks up pc");
+}
+
+/*
+ * A table replaced by one with other rows at the same addresses (a new
+ * id): walks through the cache, which holds the old table's rows from
+ * test_chain, must follow the new rows (run() compares them with the
+ * uncached walk).
+ */
+static void test_cache_replace(struct tap *t, struct world *w)
+{
+	u64 want[] = { TEXT + F_LEAF + 0x10, TEXT + F_A + 0x20 };
+	u32 diffs = w->cache_diffs;
+	int err;
+
+	/* A's frame twice as big: its return address slot holds 0. */
+	rules[R_A].cfa_off = 32;
+	tb_free(&blob);
+	tb_build(&blob, TEXT, rows, NR(rows), rules, R_NR);
+	err = blob_load();
+	if (!tap_ok(t, !err, "replaced table loads (%d)", err))
+		exit(1);
+	world_init(w);
+	build_chain(w, want[1], TEXT + F_FP + 0x30, TEXT + F_OUTER + 0x40);
+	run(w, 0, 64);
+	expect(t, w, want, 2, UWPROF_STOP_OK, "replaced table: A's new frame size ends the chain");
+	tap_ok(t, w->cache_diffs == diffs,
+	       "replaced table: walks through the cache follow the new rows");
+
+	make_rules();
+	tb_free(&blob);
+	tb_build(&blob, TEXT, rows, NR(rows), rules, R_NR);
+	if (blob_load())
+		exit(1);
 }
 
 static void test_stops(struct tap *t, struct world *w)
@@ -734,7 +804,7 @@ static void test_arch(struct tap *t, struct world *w)
 	rules[R_LEAF].ra_off = 30;
 	tb_free(&blob);
 	tb_build(&blob, TEXT, rows, NR(rows), rules, R_NR);
-	tb_load(&blob);
+	blob_load();
 	world_init(w);
 	build_chain(w, TEXT + F_A + 0x20, TEXT + F_FP + 0x30, TEXT + F_OUTER + 4);
 	run(w, 0, 64);
@@ -747,7 +817,7 @@ static void test_arch(struct tap *t, struct world *w)
 	rules[R_LEAF].ra_off = 29;
 	tb_free(&blob);
 	tb_build(&blob, TEXT, rows, NR(rows), rules, R_NR);
-	tb_load(&blob);
+	blob_load();
 	world_init(w);
 	build_chain(w, TEXT + F_A + 0x20, TEXT + F_FP + 0x30, TEXT + F_OUTER + 4);
 	run(w, 0, 64);
@@ -761,13 +831,17 @@ int main(void)
 	struct tap t = { 0 };
 	int err;
 
+	if (!w || !(w->cache = calloc(1, sizeof(*w->cache))))
+		return 2;
+
 	make_rules();
 	tb_build(&blob, TEXT, rows, NR(rows), rules, R_NR);
-	err = tb_load(&blob);
+	err = blob_load();
 	tap_diag("synthetic stacks, arch %s", ARM64 ? "arm64" : "x86_64");
 	if (!tap_ok(&t, err == 0, "synthetic table loads (%d)", err))
 		return tap_done(&t);
 	test_chain(&t, w);
+	test_cache_replace(&t, w);
 	test_stops(&t, w);
 	test_fp_rules(&t, w);
 	test_fp(&t, w);
@@ -775,7 +849,11 @@ int main(void)
 	test_signal(&t, w, BY_CODE);
 	test_signal(&t, w, AT_MAP_START);
 	test_arch(&t, w);
+	tap_ok(&t, w->cached_walks && !w->cache_diffs,
+	       "rule cache: %u of %u cached walks differ from uncached ones, over %llu tables",
+	       w->cache_diffs, w->cached_walks, (unsigned long long)blob_loads);
 	tb_free(&blob);
+	free(w->cache);
 	free(w);
 	return tap_done(&t);
 }

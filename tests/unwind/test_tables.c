@@ -273,7 +273,7 @@ static void test_accept(struct tap *t)
 		struct tb_blob b;
 
 		tb_build(&b, 0x1000, &row, 1, base_rules, 1);
-		err = tb_load(&b);
+		err = tb_load(&b, 0);
 		tap_ok(t, err == 0 && !uwprof_table_lookup(&b.table, 0x1000) &&
 		       !uwprof_table_lookup(&b.table, 0x1010),
 		       "single END row accepted and covers nothing (%d)", err);
@@ -351,7 +351,7 @@ static void test_lookup(struct tap *t, u64 seed)
 		rows[n - 1].rule = 0;
 		tb_build(&b, base, rows, n, rules, nr_rules);
 		uwprof_table_check(b.data, b.size, &idx_bytes);
-		err = tb_load(&b);
+		err = tb_load(&b, 0);
 		if (!tap_ok(t, err == 0, "random table %u: %u rows loads (%d)", round, n, err)) {
 			tb_free(&b);
 			continue;

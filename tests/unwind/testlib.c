@@ -100,7 +100,7 @@ int tb_build(struct tb_blob *b, u64 base, const struct tb_row *rows, u32 nr_rows
 	return 0;
 }
 
-int tb_load(struct tb_blob *b)
+int tb_load(struct tb_blob *b, u64 id)
 {
 	u64 idx_bytes = 0;
 	int err;
@@ -112,7 +112,7 @@ int tb_load(struct tb_blob *b)
 	b->idx = malloc(idx_bytes);
 	if (!b->idx)
 		return -ENOMEM;
-	uwprof_table_init(&b->table, b->data, b->idx);
+	uwprof_table_init(&b->table, b->data, b->idx, id);
 	return 0;
 }
 

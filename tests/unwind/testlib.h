@@ -44,8 +44,11 @@ struct tb_blob {
 /* Build a blob for the core's arch; returns 0 or -ENOMEM. */
 int tb_build(struct tb_blob *b, u64 base, const struct tb_row *rows, u32 nr_rows,
 	     const struct uwprof_rule *rules, u32 nr_rules);
-/* Check and index it; returns uwprof_table_check()'s result. */
-int tb_load(struct tb_blob *b);
+/*
+ * Check and index it with table id 'id' (see uwprof_table_init()); returns
+ * uwprof_table_check()'s result.
+ */
+int tb_load(struct tb_blob *b, u64 id);
 void tb_free(struct tb_blob *b);
 
 /* The core's arch id. */

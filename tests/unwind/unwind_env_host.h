@@ -70,14 +70,27 @@ struct uwprof_host_env {
 int uwprof_host_read_process(struct uwprof_host_env *env, void *dst, u64 addr,
 			     size_t n);
 
+/* The core's largest single read: a signal frame's registers. */
+#define UWPROF_HOST_READ_MAX	64
+
 static inline int uwprof_host_read(void *ctx, void *dst, u64 addr, size_t n)
 {
 	struct uwprof_host_env *env = ctx;
 	unsigned int i;
 
 	env->reads++;
-	if (env->pid > 0)
-		return uwprof_host_read_process(env, dst, addr, n);
+	if (env->pid > 0) {
+		/*
+		 * Through a buffer of our own, so the core's destination never
+		 * escapes into a call and its words can stay in registers.
+		 */
+		u8 buf[UWPROF_HOST_READ_MAX];
+
+		if (n > sizeof(buf) || uwprof_host_read_process(env, buf, addr, n))
+			return -EFAULT;
+		memcpy(dst, buf, n);
+		return 0;
+	}
 	for (i = 0; i < env->nr_regions; i++) {
 		const struct uwprof_host_region *r = &env->region[i];
 
