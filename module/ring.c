@@ -157,14 +157,23 @@ static void uwprof_ring_put_lost(struct uwprof_ring *r)
 	r->lost_pending = 0;
 }
 
-static void uwprof_ring_publish(struct uwprof_ring *r, u64 used_before)
+/*
+ * A wake per sample would cost the reader a context switch per sample on
+ * the very CPUs being profiled, so samples wake it only when the unread
+ * part crosses a quarter of the ring (readers poll with a timeout for
+ * latency). Records the reader must act on at once, an unknown mapping or
+ * an exit or exec, always wake it: the sooner it uploads a new image's
+ * mappings, the fewer samples end at NO_PROCESS.
+ */
+static void uwprof_ring_publish(struct uwprof_ring *r, u64 used_before,
+				bool urgent)
 {
+	u64 mark = r->set->data_size / 4;
+
 	/* Pairs with the reader's acquire load of 'head'. */
 	smp_store_release(&r->ctl->head, r->head);
-	/* Wake only on empty -> non-empty and on crossing half full. */
-	if (!used_before || (used_before < r->set->data_size / 2 &&
-			     r->head - READ_ONCE(r->tailp->tail) >=
-			     r->set->data_size / 2))
+	if (urgent || (used_before < mark &&
+		       r->head - READ_ONCE(r->tailp->tail) >= mark))
 		irq_work_queue(&r->wake);
 }
 
@@ -193,11 +202,15 @@ int uwprof_ring_write(struct uwprof_ring *r, const void *rec, u32 size)
 	if (r->lost_pending)
 		uwprof_ring_put_lost(r);
 	uwprof_ring_copy(r, rec, size);
-	uwprof_ring_publish(r, used);
+	uwprof_ring_publish(r, used, ((const struct uwprof_rec_hdr *)rec)->type !=
+				     UWPROF_REC_SAMPLE);
 	return 0;
 }
 
-/* After STOP, with every producer gone: emit the pending LOST count. */
+/*
+ * After STOP, with every producer gone: emit the pending LOST count and
+ * wake the reader for whatever is left, samples below the wake mark too.
+ */
 void uwprof_ring_flush_lost(struct uwprof_ring *r)
 {
 	u64 used, nested;
@@ -205,15 +218,15 @@ void uwprof_ring_flush_lost(struct uwprof_ring *r)
 	nested = atomic_long_xchg(&r->nested_lost, 0);
 	if (nested)
 		uwprof_ring_add_lost(r, nested);
-	if (!r->lost_pending)
-		return;
 	used = uwprof_ring_used(r);
-	if (sizeof(struct uwprof_rec_lost) > r->set->data_size - used)
-		return;
-	uwprof_ring_put_lost(r);
-	/* Pairs with the reader's acquire load of 'head'. */
-	smp_store_release(&r->ctl->head, r->head);
-	wake_up_interruptible(r->set->wq);
+	if (r->lost_pending &&
+	    sizeof(struct uwprof_rec_lost) <= r->set->data_size - used) {
+		uwprof_ring_put_lost(r);
+		/* Pairs with the reader's acquire load of 'head'. */
+		smp_store_release(&r->ctl->head, r->head);
+	}
+	if (uwprof_ring_used(r))
+		wake_up_interruptible(r->set->wq);
 }
 
 bool uwprof_ring_readable(struct uwprof_rings *rs)

@@ -50,11 +50,14 @@
 #define REC_DEFAULT_DEPTH	512
 #define REC_REFRESH_MIN_NS	2000000ULL	/* per process, between re-reads */
 /*
- * How often the mappings of a command's processes are re-read without
- * waiting for an UNKNOWN_MAP: a library the loader or dlopen() maps then
- * usually has its table before its code runs.
+ * How often the mappings of a command's processes are re-read, and their
+ * children looked for, without waiting for an UNKNOWN_MAP or EXIT record
+ * (which wake the recorder at once): a library dlopen() maps then often
+ * has its table before its code runs. Every pass costs the profiled
+ * machine a few /proc reads, so not much more often than this.
  */
-#define REC_POLL_NS		10000000ULL
+#define REC_POLL_NS		50000000ULL
+#define REC_POLL_MS		((int)(REC_POLL_NS / 1000000))
 
 enum rec_mode { MODE_NONE, MODE_CMD, MODE_PIDS, MODE_ALL };
 
@@ -124,6 +127,7 @@ struct recorder {
 	struct rec_proc	*procs;
 	size_t		nr_procs, cap_procs;
 	size_t		last_proc;
+	uint64_t	children_ns;	/* last look for a command's children */
 	struct u64set	tids;
 	struct u64set	kips;
 	/* Counters for the summary and the STATS record. */
@@ -862,8 +866,11 @@ static void procs_refresh(struct recorder *r, int force)
 	uint64_t now = mono_ns();
 	size_t i;
 
-	if (r->o.mode == MODE_CMD && !force)
+	if (r->o.mode == MODE_CMD && !force &&
+	    now - r->children_ns >= REC_POLL_NS) {
 		procs_find_children(r);
+		r->children_ns = now;
+	}
 
 	for (i = 0; i < r->nr_procs; i++) {
 		struct rec_proc *p = &r->procs[i];
@@ -1714,7 +1721,7 @@ static int record_run(struct recorder *r)
 	while (!r->stop) {
 		uint64_t now;
 
-		wait_events(r, r->o.mode == MODE_CMD ? 10 : 100);
+		wait_events(r, r->o.mode == MODE_CMD ? REC_POLL_MS : 100);
 		rec_drain(r);
 		procs_refresh(r, 0);
 		reap(r);

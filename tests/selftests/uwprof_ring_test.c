@@ -124,6 +124,40 @@ TEST_F(ring, poll_wakes)
 	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
 }
 
+/*
+ * Samples alone do not wake a sleeping reader until a quarter of the ring
+ * is unread (about 650 samples of a 256 KiB ring, far more than 1000 Hz
+ * gives in the poll's 400 ms): the poll sleeps to its timeout and then
+ * finds the samples. A sample that lands between the drain and the poll
+ * makes the poll return at once, so a few attempts are allowed.
+ */
+TEST_F(ring, samples_wait_for_mark)
+{
+	uint32_t pid = self->child;
+	struct pollfd p = { .fd = self->fd, .events = POLLIN };
+	struct timespec t0, t1;
+	long waited = 0;
+	int i, ret = 0;
+
+	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_CPU_CLOCK, 1000, 8, 0,
+			       &pid, 1));
+	ASSERT_EQ(0, uwt_rings_map(self->fd, &self->r));
+	for (i = 0; i < 5 && waited < 200; i++) {
+		uwt_rings_drain(&self->r, &self->rd);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		ret = poll(&p, 1, 400);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		waited = (t1.tv_sec - t0.tv_sec) * 1000 +
+			 (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	}
+	TH_LOG("poll waited %ld ms (attempt %d), returned %d", waited, i, ret);
+	EXPECT_GE(waited, 200);
+	EXPECT_EQ(1, ret);
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
+	uwt_rings_drain(&self->r, &self->rd);
+	uwt_check_identities(_metadata, self->fd, &self->r, &self->rd, true);
+}
+
 /* The reader's tail is untrusted: garbage must not hurt the module. */
 TEST_F(ring, garbage_tail)
 {

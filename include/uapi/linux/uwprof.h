@@ -334,8 +334,11 @@ struct uwprof_ring_info {
  * for one LOST record is always kept free, so STOP can flush the final
  * count: after STOP, the LOST records of a ring sum to its 'lost'.
  * Records from a nested context (an NMI while the same CPU writes its
- * ring) are lost the same way. Wakeups (poll) come when a ring goes from
- * empty to non-empty and when it crosses half full.
+ * ring) are lost the same way. poll() reports POLLIN while any ring holds
+ * unread records, but sleepers are woken only when a ring's unread part
+ * crosses a quarter of its size, or at once for every record other than
+ * UWPROF_REC_SAMPLE (UNKNOWN_MAP, EXIT), and by STOP. Readers that want
+ * samples sooner poll with a timeout.
  * ------------------------------------------------------------------------
  */
 #define UWPROF_RING_VERSION	1
