@@ -17,29 +17,7 @@
  *
  * TAP output; exit 1 when a check failed.
  */
-#include "../selftests/uwprof_test.h"
-
-#include <stdarg.h>
-
-static int tap_n;
-static int tap_failed;
-
-static void tap(bool ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void tap(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", ok ? "" : "not ", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!ok)
-		tap_failed = 1;
-}
+#include "../lib/uwprof_guest.h"
 
 /* Both arches keep user space in the lower half: bit 63 marks the kernel. */
 static bool kernel_half(uint64_t a)
@@ -79,7 +57,7 @@ static int cmd_open(const char *want)
 		    "START with KERNEL_STACK accepted for it");
 		close(fd);
 	}
-	return tap_failed;
+	return tap_status();
 }
 
 /* ---- kernel addresses in mappings, registers and stack ---- */
@@ -249,8 +227,8 @@ static void victim_walk(const char *name, const struct uwprof_rule *rule,
 		if (!(ok_mask & (1u << i)))
 			other += w.stop[i];
 		if (w.stop[i])
-			printf("# %s: stop reason %d: %llu samples\n", name, i,
-			       (unsigned long long)w.stop[i]);
+			diag("%s: stop reason %d: %llu samples", name, i,
+			     (unsigned long long)w.stop[i]);
 	}
 	tap(w.samples >= 20 && !w.kernel_ips && (!leaf_only || !w.deeper) && !other,
 	    "%s: %llu samples, %llu past the leaf (bad_pc %llu, bad_sp %llu, read %llu, fp_end %llu, other %llu), %llu kernel addresses reported",
@@ -265,18 +243,6 @@ out:
 	if (fd >= 0)
 		close(fd);
 	free(rd);
-}
-
-static int add_table(int fd)
-{
-	struct uwt_blob b;
-	int ret;
-
-	if (uwt_blob_make(&b, 4))
-		return -ENOMEM;
-	ret = uwt_table_add(fd, 1, b.data, b.size);
-	free(b.data);
-	return ret;
 }
 
 #define STOPBIT(x)	(1u << UWPROF_STOP_##x)
@@ -330,12 +296,8 @@ static int cmd_kaddr(void)
 	size_t i;
 	int fd;
 
-	fd = open(UWT_DEV, O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		printf("Bail out! cannot open " UWT_DEV ": %s\n", strerror(errno));
-		return 1;
-	}
-	tap(add_table(fd) == 0, "a table to map");
+	fd = uwg_open();
+	tap(uwg_add_synthetic(fd, 1, 4) == 0, "a table to map");
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct uwprof_map m = {
 			.start = bad[i].start, .end = bad[i].end, .object_id = 1,
@@ -366,7 +328,7 @@ static int cmd_kaddr(void)
 		    STOPBIT(READ) | STOPBIT(BAD_SP) | STOPBIT(BAD_PC), true);
 	victim_walk("frame-pointer fallback on a kernel fp", NULL,
 		    STOPBIT(BAD_SP) | STOPBIT(READ) | STOPBIT(FP_END), true);
-	return tap_failed;
+	return tap_status();
 }
 
 /* ---- no kernel addresses unless asked for ---- */
@@ -436,7 +398,7 @@ static int cmd_nokernel(void)
 	uwt_reap(pid);
 	close(fd);
 	free(rd);
-	return tap_failed;
+	return tap_status();
 }
 
 int main(int argc, char **argv)

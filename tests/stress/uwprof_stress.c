@@ -5,7 +5,7 @@
  *	uwprof_stress fuzz CALLS CHAIN BLOB	random and mutated ioctls while
  *						sampling runs, then a normal
  *						recording of CHAIN with BLOB
- *	uwprof_stress churn PROCS		short-lived processes while
+ *	uwprof_stress churn PROCS [OPTS]	short-lived processes while
  *						sampling system-wide at 10 kHz
  *	uwprof_stress unload CYCLES KO		start, map, sample, rmmod
  *						(refused), close, rmmod, insmod
@@ -17,54 +17,10 @@
  * it measured (calls, processes, cycles, seconds) and exits non-zero when
  * any check failed. The run script (tests/stress/run) picks the sizes.
  */
-#include "../selftests/uwprof_test.h"
+#include "../lib/uwprof_guest.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
-
-static int tap_n;
-static int tap_failed;
-
-static void tap(bool ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void tap(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", ok ? "" : "not ", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!ok)
-		tap_failed = 1;
-}
-
-static void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* xorshift64*: each thread keeps its own state. */
 static uint64_t rnd(uint64_t *st)
@@ -81,18 +37,6 @@ static uint64_t rnd(uint64_t *st)
 static uint64_t rnd_below(uint64_t *st, uint64_t n)
 {
 	return n ? rnd(st) % n : 0;
-}
-
-static int open_dev(void)
-{
-	const char *why = NULL;
-	int fd = uwt_open(&why);
-
-	if (fd < 0) {
-		printf("Bail out! cannot open " UWT_DEV ": %s\n", why);
-		exit(1);
-	}
-	return fd;
 }
 
 static int nr_cpus_online(void)
@@ -176,20 +120,6 @@ static void check_identities(const char *what, int fd, struct drainer *d)
 	    "%s: samples taken %llu == written %llu + lost %llu", what,
 	    (unsigned long long)taken, (unsigned long long)st.samples,
 	    (unsigned long long)st.lost_samples);
-}
-
-/* ---- synthetic tables ---- */
-
-static int add_synthetic(int fd, uint64_t id, uint32_t rows)
-{
-	struct uwt_blob b;
-	int ret;
-
-	if (uwt_blob_make(&b, rows))
-		return -ENOMEM;
-	ret = uwt_table_add(fd, id, b.data, b.size);
-	free(b.data);
-	return ret;
 }
 
 /* ---- fuzz ---- */
@@ -496,7 +426,7 @@ static void *fuzz_main(void *arg)
 	struct fuzz_thread *t = arg;
 	uint64_t st = t->seed;
 	uint8_t garbage[8192];
-	int own = open_dev();
+	int own = uwg_open();
 	uint64_t i;
 
 	for (i = 0; i < sizeof(garbage); i++)
@@ -509,7 +439,7 @@ static void *fuzz_main(void *arg)
 		/* Now and then a fresh session: close frees everything. */
 		if (rnd_below(&st, 2000) == 0) {
 			close(own);
-			own = open_dev();
+			own = uwg_open();
 		}
 	}
 	close(own);
@@ -530,7 +460,7 @@ static void normal_recording(const char *chain, const char *blob_path)
 	int fd, n;
 	struct uwprof_stats st;
 
-	fd = open_dev();
+	fd = uwg_open();
 	if (uwt_blob_read(blob_path, &b)) {
 		tap(false, "normal recording: cannot read %s", blob_path);
 		close(fd);
@@ -581,10 +511,10 @@ static int cmd_fuzz(int argc, char **argv)
 		return 2;
 	}
 	/* A session samples system-wide the whole time, with a reader. */
-	fd = open_dev();
+	fd = uwg_open();
 	pids[0] = uwt_spinner();
 	pids[1] = uwt_spinner();
-	tap(add_synthetic(fd, 100, 64) == 0, "fuzz: sampler table added");
+	tap(uwg_add_synthetic(fd, 100, 64) == 0, "fuzz: sampler table added");
 	tap(uwt_start(fd, UWPROF_START_SYSTEM_WIDE | UWPROF_START_CPU_CLOCK,
 		      1000, 32, 4, NULL, 0) == 0, "fuzz: sampling started");
 	tap(drainer_start(&d, fd) == 0, "fuzz: reader mapped the rings");
@@ -593,7 +523,7 @@ static int cmd_fuzz(int argc, char **argv)
 	sh.calls_each = (total + nt - 1) / nt;
 	sh.pids = pids;
 	sh.nr_pids = 2;
-	t0 = now_s();
+	t0 = uwg_now_s();
 	for (i = 0; i < nt; i++) {
 		memset(&th[i], 0, sizeof(th[i]));
 		th[i].sh = &sh;
@@ -609,7 +539,7 @@ static int cmd_fuzz(int argc, char **argv)
 			diag("thread %d: errno %d from cmd %#lx", i,
 			     th[i].last_bad_errno, th[i].last_bad_cmd);
 	}
-	dt = now_s() - t0;
+	dt = uwg_now_s() - t0;
 	for (e = 0; e < 256; e++) {
 		uint64_t n = 0;
 
@@ -631,7 +561,7 @@ static int cmd_fuzz(int argc, char **argv)
 	uwt_reap(pids[0]);
 	uwt_reap(pids[1]);
 	normal_recording(argv[3], argv[4]);
-	return tap_failed;
+	return tap_status();
 }
 
 /* ---- process churn ---- */
@@ -649,8 +579,19 @@ static void *churn_thread(void *arg)
 /* What each child does once its mappings are uploaded. */
 enum churn_kind { CHURN_EXIT, CHURN_EXEC, CHURN_THREADS, CHURN_MAIN_FIRST, CHURN__N };
 
-static void churn_child(int go, enum churn_kind k, const char *self)
+/*
+ * The image the exec children run: a file descriptor (a memfd holding a
+ * copy, or the file itself) and the path it came from.
+ */
+struct churn_image {
+	int fd;
+	const char *path;
+};
+
+static void churn_child(int go, enum churn_kind k, const struct churn_image *img)
 {
+	char *const args[] = { (char *)img->path, "exit", NULL };
+	char *const env[] = { NULL };
 	pthread_t th[3];
 	char c;
 	int i;
@@ -661,7 +602,7 @@ static void churn_child(int go, enum churn_kind k, const char *self)
 	case CHURN_EXIT:
 		_exit(0);
 	case CHURN_EXEC:
-		execl(self, self, "exit", (char *)NULL);
+		fexecve(img->fd, args, env);
 		_exit(4);
 	case CHURN_THREADS:
 		for (i = 0; i < 3; i++)
@@ -677,14 +618,51 @@ static void churn_child(int go, enum churn_kind k, const char *self)
 	}
 }
 
+/*
+ * Opens the exec image. With 'copy' it is read once into a memfd: the
+ * x86_64 guest's root and build/ are 9p mounts without a page cache, so
+ * every exec of a file there reads its pages from the host again, which
+ * measured slower than the rest of the child's life under sampling.
+ */
+static int churn_image_open(struct churn_image *img, const char *path, bool copy)
+{
+	char buf[65536];
+	ssize_t n;
+	int src;
+
+	img->path = path;
+	src = open(path, O_RDONLY | O_CLOEXEC);
+	if (src < 0 || !copy) {
+		img->fd = src;
+		return src < 0 ? -errno : 0;
+	}
+	img->fd = memfd_create("churn-exec", MFD_CLOEXEC);
+	if (img->fd < 0) {
+		close(src);
+		return -errno;
+	}
+	while ((n = read(src, buf, sizeof(buf))) > 0)
+		if (write(img->fd, buf, n) != n) {
+			n = -1;
+			break;
+		}
+	close(src);
+	if (n < 0) {
+		close(img->fd);
+		return -EIO;
+	}
+	return 0;
+}
+
 /* One forking thread of the churn; several run so the guest's CPUs are busy. */
 struct churn_worker {
 	pthread_t th;
 	int fd;
-	const char *self;
+	const struct churn_image *img;
 	uint64_t todo;
 	uint64_t done, uploaded, upload_err, child_err, table_err;
 	uint64_t kinds[CHURN__N];
+	double t_fork, t_upload, t_run;	/* seconds in each phase of a child */
 	uint64_t *next_id;		/* shared, under id_lock */
 	pthread_mutex_t *id_lock;
 };
@@ -698,6 +676,7 @@ static void *churn_worker_main(void *arg)
 
 	while (w->done < w->todo) {
 		enum churn_kind k = w->done % CHURN__N;
+		double t0 = uwg_now_s(), t1, t2;
 		int go[2], wst;
 		pid_t pid;
 
@@ -706,17 +685,18 @@ static void *churn_worker_main(void *arg)
 		pid = fork();
 		if (!pid) {
 			close(go[1]);
-			churn_child(go[0], k, w->self);
+			churn_child(go[0], k, w->img);
 		}
 		close(go[0]);
 		if (pid < 0) {
 			close(go[1]);
 			break;
 		}
+		t1 = uwg_now_s();
 		pthread_mutex_lock(w->id_lock);
 		/* A new table now and then; the old one stays referenced. */
 		if (w->done % 64 == 63) {
-			if (add_synthetic(w->fd, *w->next_id + 1, 256) == 0) {
+			if (uwg_add_synthetic(w->fd, *w->next_id + 1, 256) == 0) {
 				struct uwprof_object_del del = {
 					.size = sizeof(del), .object_id = *w->next_id,
 				};
@@ -734,52 +714,86 @@ static void *churn_worker_main(void *arg)
 		else
 			w->upload_err++;
 		pthread_mutex_unlock(w->id_lock);
+		t2 = uwg_now_s();
 		if (write(go[1], "g", 1) != 1)
 			w->child_err++;
 		close(go[1]);
 		if (waitpid(pid, &wst, 0) != pid || !WIFEXITED(wst) ||
 		    WEXITSTATUS(wst))
 			w->child_err++;
+		w->t_fork += t1 - t0;
+		w->t_upload += t2 - t1;
+		w->t_run += uwg_now_s() - t2;
 		w->kinds[k]++;
 		w->done++;
 	}
 	return NULL;
 }
 
+/*
+ * churn PROCS [exec=PATH] [threads=N] [copy=0] [sampling=0]: PATH is the
+ * image the exec children run (default: this program, which exits at once
+ * with "exit"); copy=0 execs it where it lies instead of from a memfd
+ * copy; sampling=0 runs the same churn without sampling, to measure what
+ * sampling costs (the uwprof checks still hold, with no samples).
+ */
 static int cmd_churn(int argc, char **argv)
 {
 	uint64_t total = argc > 2 ? strtoull(argv[2], NULL, 0) : 20000;
-	int nw = argc > 3 ? atoi(argv[3]) : 4, i, k;
+	const char *exec_path = "/proc/self/exe";
+	bool copy = true, sampling = true;
+	int nw = 4, i, k;
 	pthread_mutex_t id_lock = PTHREAD_MUTEX_INITIALIZER;
 	uint64_t next_id = 1000, done = 0, uploaded = 0, upload_err = 0;
 	uint64_t child_err = 0, table_err = 0, kinds[CHURN__N] = {};
+	double t_fork = 0, t_upload = 0, t_run = 0;
 	struct churn_worker w[16];
 	struct uwprof_stats st0, st;
-	char self[PATH_MAX];
+	struct churn_image img;
 	struct drainer d;
 	double t0, dt;
-	ssize_t sl;
-	int fd;
+	int fd, ret;
 
+	for (i = 3; i < argc; i++) {
+		if (!strncmp(argv[i], "exec=", 5))
+			exec_path = argv[i] + 5;
+		else if (!strncmp(argv[i], "threads=", 8))
+			nw = atoi(argv[i] + 8);
+		else if (!strcmp(argv[i], "copy=0"))
+			copy = false;
+		else if (!strcmp(argv[i], "sampling=0"))
+			sampling = false;
+		else {
+			fprintf(stderr, "churn: unknown option %s\n", argv[i]);
+			return 2;
+		}
+	}
 	if (nw < 1 || nw > 16)
 		nw = 4;
-	sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (sl < 0)
-		return 2;
-	self[sl] = 0;
-	fd = open_dev();
-	tap(add_synthetic(fd, next_id, 256) == 0, "churn: first table added");
-	tap(uwt_start(fd, UWPROF_START_SYSTEM_WIDE | UWPROF_START_CPU_CLOCK,
-		      10000, 32, 16, NULL, 0) == 0,
-	    "churn: system-wide sampling at 10 kHz");
-	tap(drainer_start(&d, fd) == 0, "churn: reader mapped the rings");
+	ret = churn_image_open(&img, exec_path, copy);
+	if (ret) {
+		printf("Bail out! churn: cannot open %s: %s\n", exec_path, strerror(-ret));
+		return 1;
+	}
+	diag("churn: exec children run %s%s", exec_path, copy ? " (from a memfd copy)" : "");
+	fd = uwg_open();
+	tap(uwg_add_synthetic(fd, next_id, 256) == 0, "churn: first table added");
+	if (sampling)
+		tap(uwt_start(fd, UWPROF_START_SYSTEM_WIDE | UWPROF_START_CPU_CLOCK,
+			      10000, 32, 16, NULL, 0) == 0,
+		    "churn: system-wide sampling at 10 kHz");
+	else
+		diag("churn: sampling=0: no sampling, no rings to read");
+	/* The rings exist from START on. */
+	if (sampling)
+		tap(drainer_start(&d, fd) == 0, "churn: reader mapped the rings");
 	uwt_stats(fd, &st0);
 
-	t0 = now_s();
+	t0 = uwg_now_s();
 	for (i = 0; i < nw; i++) {
 		memset(&w[i], 0, sizeof(w[i]));
 		w[i].fd = fd;
-		w[i].self = self;
+		w[i].img = &img;
 		w[i].todo = total / nw + (i < (int)(total % nw));
 		w[i].next_id = &next_id;
 		w[i].id_lock = &id_lock;
@@ -792,10 +806,14 @@ static int cmd_churn(int argc, char **argv)
 		upload_err += w[i].upload_err;
 		child_err += w[i].child_err;
 		table_err += w[i].table_err;
+		t_fork += w[i].t_fork;
+		t_upload += w[i].t_upload;
+		t_run += w[i].t_run;
 		for (k = 0; k < CHURN__N; k++)
 			kinds[k] += w[i].kinds[k];
 	}
-	dt = now_s() - t0;
+	dt = uwg_now_s() - t0;
+	close(img.fd);
 	/* Exit probes run before the parent's wait returns; RCU frees follow. */
 	uwt_sleep_ms(200);
 	uwt_stats(fd, &st);
@@ -805,6 +823,9 @@ static int cmd_churn(int argc, char **argv)
 	    (unsigned long long)kinds[CHURN_EXIT], (unsigned long long)kinds[CHURN_EXEC],
 	    (unsigned long long)kinds[CHURN_THREADS],
 	    (unsigned long long)kinds[CHURN_MAIN_FIRST]);
+	if (done)
+		diag("churn: mean per child: fork %.2f ms, lock and upload %.2f ms, go to reaped %.2f ms",
+		     t_fork * 1e3 / done, t_upload * 1e3 / done, t_run * 1e3 / done);
 	tap(upload_err == 0 && table_err == 0,
 	    "churn: %llu mapping uploads (%llu failed), %llu tables replaced (%llu failed)",
 	    (unsigned long long)uploaded, (unsigned long long)upload_err,
@@ -823,12 +844,14 @@ static int cmd_churn(int argc, char **argv)
 	    (unsigned long long)st0.table_bytes);
 	diag("churn: %llu samples, %llu exit records",
 	     (unsigned long long)st.samples, (unsigned long long)st.exit_records);
-	tap(uwt_ioctl(fd, UWPROF_IOC_STOP, NULL) == 0, "churn: STOP");
-	drainer_join(&d);
-	check_identities("churn", fd, &d);
-	uwt_rings_unmap(&d.r);
+	if (sampling) {
+		tap(uwt_ioctl(fd, UWPROF_IOC_STOP, NULL) == 0, "churn: STOP");
+		drainer_join(&d);
+		check_identities("churn", fd, &d);
+		uwt_rings_unmap(&d.r);
+	}
 	close(fd);
-	return tap_failed;
+	return tap_status();
 }
 
 /* ---- load/unload cycles ---- */
@@ -878,7 +901,7 @@ static int cmd_unload(int argc, char **argv)
 		return 2;
 	}
 	pid = uwt_spinner();
-	t0 = now_s();
+	t0 = uwg_now_s();
 	for (i = 0; i < cycles; i++) {
 		struct drainer d;
 		int fd, j;
@@ -892,7 +915,7 @@ static int cmd_unload(int argc, char **argv)
 		fd = wait_dev();
 		if (fd < 0)
 			break;
-		if (add_synthetic(fd, 1, 64) ||
+		if (uwg_add_synthetic(fd, 1, 64) ||
 		    uwt_start(fd, UWPROF_START_SYSTEM_WIDE | UWPROF_START_CPU_CLOCK,
 			      2000, 16, 2, NULL, 0) || drainer_start(&d, fd)) {
 			diag("cycle %llu: could not start", (unsigned long long)i);
@@ -930,7 +953,7 @@ static int cmd_unload(int argc, char **argv)
 		}
 		done++;
 	}
-	dt = now_s() - t0;
+	dt = uwg_now_s() - t0;
 	if (access("/sys/module/uwprof", F_OK))
 		sys_insmod(ko, "");
 	uwt_reap(pid);
@@ -945,7 +968,7 @@ static int cmd_unload(int argc, char **argv)
 	    "unload: rmmod right after munmap succeeded (%llu retries)",
 	    (unsigned long long)retries);
 	tap(!access("/sys/module/uwprof", F_OK), "unload: module loaded again at the end");
-	return tap_failed;
+	return tap_status();
 }
 
 /* ---- CPU hotplug ---- */
@@ -998,11 +1021,11 @@ static int cmd_hotplug(int argc, char **argv)
 	}
 	for (i = 0; i < ncpu && i < 8; i++)
 		spin[i] = uwt_spinner();
-	fd = open_dev();
+	fd = uwg_open();
 	tap(uwt_start(fd, UWPROF_START_SYSTEM_WIDE | UWPROF_START_CPU_CLOCK,
 		      2000, 16, 4, NULL, 0) == 0, "hotplug: system-wide sampling");
 	tap(drainer_start(&d, fd) == 0, "hotplug: reader mapped the rings");
-	t0 = now_s();
+	t0 = uwg_now_s();
 	for (c = 0; c < cycles; c++) {
 		cpu = 1 + c % (ncpu - 1);
 		for (on = 0; on < 2; on++) {
@@ -1026,7 +1049,7 @@ static int cmd_hotplug(int argc, char **argv)
 			uwt_sleep_ms(5);
 		}
 	}
-	dt = now_s() - t0;
+	dt = uwg_now_s() - t0;
 	tap(errs == 0, "hotplug: %llu offline/online cycles of CPUs 1..%d in %.1f s (%d errors, %d EBUSY retried)",
 	    (unsigned long long)cycles, ncpu - 1, dt, errs, retries);
 	/* Every CPU samples again once back online. */
@@ -1049,7 +1072,7 @@ static int cmd_hotplug(int argc, char **argv)
 	close(fd);
 	for (i = 0; i < ncpu && i < 8; i++)
 		uwt_reap(spin[i]);
-	return tap_failed;
+	return tap_status();
 }
 
 /* ---- ring overflow with a reader that stops reading ---- */
@@ -1065,7 +1088,7 @@ static int cmd_overflow(int argc, char **argv)
 
 	for (i = 0; i < 4; i++)
 		spin[i] = uwt_spinner();
-	fd = open_dev();
+	fd = uwg_open();
 	tap(uwt_start(fd, UWPROF_START_SYSTEM_WIDE | UWPROF_START_CPU_CLOCK,
 		      10000, 32, 1, NULL, 0) == 0, "overflow: 10 kHz into one-page rings");
 	tap(drainer_start(&d, fd) == 0, "overflow: reader mapped the rings");
@@ -1089,7 +1112,7 @@ static int cmd_overflow(int argc, char **argv)
 	close(fd);
 	for (i = 0; i < 4; i++)
 		uwt_reap(spin[i]);
-	return tap_failed;
+	return tap_status();
 }
 
 /* ---- memory cap ---- */
@@ -1118,10 +1141,10 @@ static int cmd_memcap(int argc, char **argv)
 		return 0;
 	}
 	pid = uwt_spinner();
-	a = open_dev();
-	b = open_dev();
+	a = uwg_open();
+	b = uwg_open();
 	/* Session a samples and unwinds with its small table the whole time. */
-	tap(add_synthetic(a, 1, 64) == 0 && uwt_maps_set(a, pid, &map, 1) == 0,
+	tap(uwg_add_synthetic(a, 1, 64) == 0 && uwt_maps_set(a, pid, &map, 1) == 0,
 	    "memcap: sampler's table and mappings");
 	tap(uwt_start(a, UWPROF_START_CPU_CLOCK, 2000, 16, 2, &pid, 1) == 0,
 	    "memcap: sampling started");
@@ -1130,7 +1153,7 @@ static int cmd_memcap(int argc, char **argv)
 
 	/* Session b fills the cap with 64 KiB tables. */
 	for (id = 1; id < 100000; id++) {
-		ret = add_synthetic(b, id, 10000);
+		ret = uwg_add_synthetic(b, id, 10000);
 		if (ret)
 			break;
 		added++;
@@ -1140,7 +1163,7 @@ static int cmd_memcap(int argc, char **argv)
 	    strerror(-ret), (unsigned long long)added,
 	    (unsigned long long)sb.table_bytes, cap);
 	tap(sb.table_bytes <= cap, "memcap: the session holds at most the cap");
-	ret = add_synthetic(b, 999999, 10000);
+	ret = uwg_add_synthetic(b, 999999, 10000);
 	tap(ret == -ENOSPC, "memcap: and again (%s)", strerror(-ret));
 	/* MAPS_SET is charged too. */
 	{
@@ -1173,11 +1196,11 @@ static int cmd_memcap(int argc, char **argv)
 		struct uwprof_object_del del = { .size = sizeof(del), .object_id = 1 };
 
 		tap(uwt_ioctl(b, UWPROF_IOC_OBJECT_DEL, &del) == 0 &&
-		    add_synthetic(b, 999999, 10000) == 0,
+		    uwg_add_synthetic(b, 999999, 10000) == 0,
 		    "memcap: OBJECT_DEL makes room for one more table");
 	}
 	close(b);
-	tap(add_synthetic(a, 2, 10000) == 0,
+	tap(uwg_add_synthetic(a, 2, 10000) == 0,
 	    "memcap: closing the full session gives its memory back");
 	tap(uwt_ioctl(a, UWPROF_IOC_STOP, NULL) == 0, "memcap: STOP");
 	drainer_join(&d);
@@ -1185,7 +1208,7 @@ static int cmd_memcap(int argc, char **argv)
 	uwt_rings_unmap(&d.r);
 	close(a);
 	uwt_reap(pid);
-	return tap_failed;
+	return tap_status();
 }
 
 /* A churn child exec's this program with "exit". */
