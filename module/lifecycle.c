@@ -46,8 +46,15 @@ static void uwprof_lifecycle_drop(u32 tgid, bool exec)
 			had = true;
 		}
 	}
+	/*
+	 * System-wide, the exits of processes nobody uploaded are no news to
+	 * the reader, but every exec is: a new image the reader may want to
+	 * upload before its first sample (a command's child whose parent had
+	 * no list yet when it forked would otherwise first be heard of by a
+	 * sample that cannot be unwound).
+	 */
 	sp = rcu_dereference(uwprof_active);
-	if (sp && (had || !(sp->flags & UWPROF_START_SYSTEM_WIDE)) &&
+	if (sp && (had || exec || !(sp->flags & UWPROF_START_SYSTEM_WIDE)) &&
 	    uwprof_sample_traced(sp, tgid)) {
 		preempt_disable();
 		uwprof_sample_emit_exit(sp, tgid, exec);

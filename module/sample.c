@@ -141,6 +141,7 @@ static void uwprof_sample_overflow(struct perf_event *event,
 	struct uwprof_pcpu_stats __percpu *st = sp->stats;
 	struct task_struct *t = current;
 	struct uwprof_unwind_res res = {};
+	struct uwprof_kenv kenv = {};
 	struct uwprof_rec_sample *rec;
 	struct uwprof_scratch *sc;
 	const struct uwprof_proc *p;
@@ -189,12 +190,15 @@ static void uwprof_sample_overflow(struct perf_event *event,
 			.ips = rec->ips + nk,
 			.max_depth = sp->max_depth,
 			.cache = &sc->rule_cache,
+			.env = &kenv,
 		};
 
 		if (sp->flags & UWPROF_START_NO_FP_FALLBACK)
 			req.flags |= UWPROF_UNWIND_NO_FP_FALLBACK;
 		uwprof_compat_user_regs_get(uregs, &req.regs);
+		pagefault_disable();
 		uwprof_unwind_user(&req, &res);
+		pagefault_enable();
 	} else {
 		rec->ips[nk] = instruction_pointer(uregs);
 		res.nr = 1;

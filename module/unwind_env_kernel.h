@@ -6,8 +6,8 @@
  * user-memory reader. The host tests provide the same names in
  * tests/unwind/unwind_env_host.h.
  *
- * Everything here is usable from NMI: copy_from_user_nofault() disables
- * page faults and returns -EFAULT instead of sleeping on a non-resident page.
+ * Everything here is usable from NMI: the sample path runs the walk with
+ * page faults disabled, so a non-resident page is an -EFAULT, never a sleep.
  */
 #ifndef _UWPROF_UNWIND_ENV_KERNEL_H
 #define _UWPROF_UNWIND_ENV_KERNEL_H
@@ -18,6 +18,7 @@
 #include <linux/bits.h>
 #include <linux/uaccess.h>
 #include <linux/sched.h>
+#include <linux/string.h>
 #include <asm/processor.h>
 
 #include "compat.h"
@@ -51,12 +52,49 @@
 #define UWPROF_ENV_STRIP_PAC(env, a)	(a)
 #endif
 
+/* The reader's state for one walk (the request's env in the module). */
+struct uwprof_kenv {
+	bool uaccess_ok;	/* a read succeeded: user memory is reachable */
+};
+
 /*
  * Read n bytes of user memory at addr; 0 on success. The core has already
- * checked [addr, addr + n) against UWPROF_ENV_USER_LIMIT.
+ * checked [addr, addr + n) against UWPROF_ENV_USER_LIMIT, and the caller
+ * has disabled page faults for the whole walk.
+ *
+ * An NMI can land in the middle of a context switch, when the user half of
+ * the page tables is not current's; the kernel's nmi_uaccess_okay() tells,
+ * but is not available to modules (cpu_tlbstate is not exported). So the
+ * walk's first read goes through copy_from_user_nofault(), which asks it,
+ * and once one read succeeded nothing can change before the walk ends: the
+ * rest use plain accessors, one load per word, as perf's own user
+ * callchains do.
  */
+static __always_inline int uwprof_kenv_read(void *ctx, void *dst, u64 addr,
+					    size_t n)
+{
+	struct uwprof_kenv *k = ctx;
+	const u64 __user *p = (const u64 __user *)(unsigned long)addr;
+
+	if (unlikely(!k->uaccess_ok)) {
+		if (copy_from_user_nofault(dst, p, n))
+			return -EFAULT;
+		k->uaccess_ok = true;
+		return 0;
+	}
+	if (n == 8 || n == 16) {
+		u64 w[2];
+
+		/* dst may be a byte array (code): words go through w. */
+		if (__get_user(w[0], p) || (n == 16 && __get_user(w[1], p + 1)))
+			return -EFAULT;
+		memcpy(dst, w, n);
+		return 0;
+	}
+	return __copy_from_user_inatomic(dst, p, n) ? -EFAULT : 0;
+}
+
 #define UWPROF_ENV_READ(env, dst, addr, n)				\
-	copy_from_user_nofault((dst),					\
-			       (const void __user *)(unsigned long)(addr), (n))
+	uwprof_kenv_read((env), (dst), (addr), (n))
 
 #endif /* _UWPROF_UNWIND_ENV_KERNEL_H */

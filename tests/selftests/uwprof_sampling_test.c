@@ -382,6 +382,43 @@ TEST_F(sampling, fork_inherits_mappings)
 	EXPECT_GE(ft.exact * 100, ft.leaf * 99);
 }
 
+/*
+ * System-wide, an exec is reported even for a process nobody uploaded:
+ * it is the reader's earliest news of a new image. Its exit is not (it
+ * had no mappings to drop).
+ */
+TEST_F(sampling, exec_reported_system_wide)
+{
+	struct uwprof_stats st;
+	int go[2], status;
+	char c = 0;
+
+	ASSERT_EQ(0, pipe(go));
+	self->child = fork();
+	ASSERT_GE(self->child, 0);
+	if (!self->child) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		execl(CHAIN, CHAIN, "0", (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	self->t.pid = self->child;
+	/* Other processes' records are expected here: only count ours. */
+	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_SYSTEM_WIDE, 100, 8, 0,
+			       NULL, 0));
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	close(go[1]);
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+	self->child = -1;
+	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 200));
+	ASSERT_EQ(0, uwt_stats(self->fd, &st));
+	EXPECT_EQ(1, self->t.exits[1]) TH_LOG("EXIT records with exec=1 for the child");
+	EXPECT_EQ(0, self->t.exits[0]) TH_LOG("EXIT records with exec=0 for the child");
+	EXPECT_GE(st.exit_records, 1);
+}
+
 TEST_F(sampling, unknown_process)
 {
 	uint32_t pid;

@@ -408,8 +408,9 @@ struct uwprof_rec_unknown_map {
 
 /*
  * A process exited (its last thread) or exec'd while sampling ran; its
- * mappings were dropped. Sent for the pids being traced, and system-wide
- * for processes that had mappings.
+ * mappings, if it had any, were dropped. Sent for the pids being traced;
+ * system-wide, for every exec and for the exits of processes that had
+ * mappings.
  */
 struct uwprof_rec_exit {
 	struct uwprof_rec_hdr hdr;
