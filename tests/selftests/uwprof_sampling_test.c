@@ -383,6 +383,33 @@ TEST_F(sampling, fork_inherits_mappings)
 }
 
 /*
+ * A child that execs the chain (running 'seconds') once a byte arrives on
+ * *go; -1 if fork or pipe failed.
+ */
+static pid_t spawn_exec_on_go(const char *seconds, int *go)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(1);
+		execl(CHAIN, CHAIN, seconds, (char *)NULL);
+		_exit(127);
+	}
+	close(p[0]);
+	*go = p[1];
+	return pid;
+}
+
+/*
  * System-wide, an exec is reported even for a process nobody uploaded:
  * it is the reader's earliest news of a new image. Its exit is not (it
  * had no mappings to drop).
@@ -390,26 +417,17 @@ TEST_F(sampling, fork_inherits_mappings)
 TEST_F(sampling, exec_reported_system_wide)
 {
 	struct uwprof_stats st;
-	int go[2], status;
+	int go, status;
 	char c = 0;
 
-	ASSERT_EQ(0, pipe(go));
-	self->child = fork();
-	ASSERT_GE(self->child, 0);
-	if (!self->child) {
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(1);
-		execl(CHAIN, CHAIN, "0", (char *)NULL);
-		_exit(127);
-	}
-	close(go[0]);
+	self->child = spawn_exec_on_go("0", &go);
+	ASSERT_GT(self->child, 0);
 	self->t.pid = self->child;
 	/* Other processes' records are expected here: only count ours. */
 	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_SYSTEM_WIDE, 100, 8, 0,
 			       NULL, 0));
-	ASSERT_EQ(1, write(go[1], &c, 1));
-	close(go[1]);
+	ASSERT_EQ(1, write(go, &c, 1));
+	close(go);
 	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
 	self->child = -1;
 	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 200));
@@ -437,22 +455,13 @@ TEST_F(sampling, exit_and_exec_drop_mappings)
 {
 	struct uwprof_process_del pd = { .size = sizeof(pd) };
 	struct uwprof_stats st;
-	int go[2], status;
+	int go, status;
 	uint32_t pid;
 	char c = 0;
 
 	/* A child that execs the chain (for 1 s) when told to. */
-	ASSERT_EQ(0, pipe(go));
-	self->child = fork();
-	ASSERT_GE(self->child, 0);
-	if (!self->child) {
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(1);
-		execl(CHAIN, CHAIN, "1", (char *)NULL);
-		_exit(127);
-	}
-	close(go[0]);
+	self->child = spawn_exec_on_go("1", &go);
+	ASSERT_GT(self->child, 0);
 	pid = self->t.pid = pd.pid = self->child;
 	{
 		/* Any valid list will do: it must be gone after the exec. */
@@ -464,8 +473,8 @@ TEST_F(sampling, exit_and_exec_drop_mappings)
 		ASSERT_EQ(0, uwt_maps_set(self->fd, pid, &m, 1));
 	}
 	ASSERT_EQ(0, uwt_start(self->fd, 0, 1000, 32, 0, &pid, 1));
-	ASSERT_EQ(1, write(go[1], &c, 1));
-	close(go[1]);
+	ASSERT_EQ(1, write(go, &c, 1));
+	close(go);
 	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
 	self->child = -1;
 	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 200));
