@@ -210,7 +210,8 @@ struct uwprof_rings *uwprof_ring_alloc(u32 data_pages, wait_queue_head_t *wq);
 void uwprof_ring_free(struct uwprof_rings *rs);
 bool uwprof_ring_enter(struct uwprof_ring *r);
 void uwprof_ring_exit(struct uwprof_ring *r);
-int uwprof_ring_write(struct uwprof_ring *r, const void *rec, u32 size);
+int uwprof_ring_write(struct uwprof_ring *r, const void *rec, u32 size,
+		      bool wake);
 void uwprof_ring_count_nested(struct uwprof_ring *r);
 void uwprof_ring_flush_lost(struct uwprof_ring *r);
 bool uwprof_ring_readable(struct uwprof_rings *rs);

@@ -159,21 +159,21 @@ static void uwprof_ring_put_lost(struct uwprof_ring *r)
 
 /*
  * A wake per sample would cost the reader a context switch per sample on
- * the very CPUs being profiled, so samples wake it only when the unread
+ * the very CPUs being profiled, so records wake it only when the unread
  * part crosses a quarter of the ring (readers poll with a timeout for
- * latency). Records the reader must act on at once, an unknown mapping or
- * an exit or exec, always wake it: the sooner it uploads a new image's
- * mappings, the fewer samples end at NO_PROCESS.
+ * latency), except those the reader must act on at once ('wake'): an exec
+ * or exit, a known process running code in a mapping the reader has not
+ * uploaded yet. The sooner it uploads, the fewer samples are cut short.
  */
 static void uwprof_ring_publish(struct uwprof_ring *r, u64 used_before,
-				bool urgent)
+				bool wake)
 {
 	u64 mark = r->set->data_size / 4;
 
 	/* Pairs with the reader's acquire load of 'head'. */
 	smp_store_release(&r->ctl->head, r->head);
-	if (urgent || (used_before < mark &&
-		       r->head - READ_ONCE(r->tailp->tail) >= mark))
+	if (wake || (used_before < mark &&
+		     r->head - READ_ONCE(r->tailp->tail) >= mark))
 		irq_work_queue(&r->wake);
 }
 
@@ -183,7 +183,8 @@ static void uwprof_ring_publish(struct uwprof_ring *r, u64 used_before,
  * free at all times so the final count can always be flushed.
  * Return: 0, or -ENOSPC when the record was counted as lost.
  */
-int uwprof_ring_write(struct uwprof_ring *r, const void *rec, u32 size)
+int uwprof_ring_write(struct uwprof_ring *r, const void *rec, u32 size,
+		      bool wake)
 {
 	u64 used, need, nested;
 
@@ -202,8 +203,7 @@ int uwprof_ring_write(struct uwprof_ring *r, const void *rec, u32 size)
 	if (r->lost_pending)
 		uwprof_ring_put_lost(r);
 	uwprof_ring_copy(r, rec, size);
-	uwprof_ring_publish(r, used, ((const struct uwprof_rec_hdr *)rec)->type !=
-				     UWPROF_REC_SAMPLE);
+	uwprof_ring_publish(r, used, wake);
 	return 0;
 }
 

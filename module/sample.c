@@ -101,11 +101,17 @@ static u32 uwprof_sample_kstack(struct uwprof_scratch *sc, struct pt_regs *regs,
 	return k;
 }
 
-/* Context: NMI or hard IRQ, inside the ring guard. */
+/*
+ * Context: NMI or hard IRQ, inside the ring guard. 'known': the process has
+ * mappings (the walk stopped at NO_MAP); only then is the reader woken at
+ * once. Processes nobody uploaded are news the reader can take at its own
+ * pace: system-wide they include the reader itself, whose every wake would
+ * be sampled and wake it again.
+ */
 static void uwprof_sample_unknown(struct uwprof_sampler *sp,
 				  struct uwprof_scratch *sc,
 				  struct uwprof_ring *r, u32 tgid, u32 tid,
-				  u64 addr, u64 now)
+				  u64 addr, u64 now, bool known)
 {
 	struct uwprof_pcpu_stats __percpu *st = sp->stats;
 	struct uwprof_rec_unknown_map rec = {
@@ -120,7 +126,7 @@ static void uwprof_sample_unknown(struct uwprof_sampler *sp,
 	if (sc->last_unknown_pid == tgid &&
 	    sc->last_unknown_page == (addr >> PAGE_SHIFT))
 		return;
-	if (uwprof_ring_write(r, &rec, sizeof(rec))) {
+	if (uwprof_ring_write(r, &rec, sizeof(rec), known)) {
 		this_cpu_inc(st->lost);
 		return;
 	}
@@ -225,7 +231,7 @@ static void uwprof_sample_overflow(struct perf_event *event,
 	rec->__reserved = 0;
 	rec->period = data->period;
 
-	if (uwprof_ring_write(r, rec, rec->hdr.size)) {
+	if (uwprof_ring_write(r, rec, rec->hdr.size, false)) {
 		this_cpu_inc(st->lost);
 		this_cpu_inc(st->lost_samples);
 	} else {
@@ -235,7 +241,8 @@ static void uwprof_sample_overflow(struct perf_event *event,
 	}
 
 	if (res.stop == UWPROF_STOP_NO_MAP || res.stop == UWPROF_STOP_NO_PROCESS)
-		uwprof_sample_unknown(sp, sc, r, tgid, t->pid, res.unknown_pc, t0);
+		uwprof_sample_unknown(sp, sc, r, tgid, t->pid, res.unknown_pc, t0,
+				      res.stop == UWPROF_STOP_NO_MAP);
 	uwprof_ring_exit(r);
 }
 
@@ -259,7 +266,7 @@ void uwprof_sample_emit_exit(struct uwprof_sampler *sp, u32 tgid, bool exec)
 		this_cpu_inc(st->lost);
 		return;
 	}
-	if (uwprof_ring_write(r, &rec, sizeof(rec)))
+	if (uwprof_ring_write(r, &rec, sizeof(rec), true))
 		this_cpu_inc(st->lost);
 	else
 		this_cpu_inc(st->exit_records);
