@@ -108,6 +108,7 @@ static void uwprof_dev_stop(struct uwprof_session *s)
 	RCU_INIT_POINTER(uwprof_active, NULL);
 	mutex_unlock(&uwprof_dev_lock);
 	uwprof_sample_stop(s->sampler);
+	uwprof_hold_release_all(s);
 	s->state = UWPROF_STOPPED;
 }
 

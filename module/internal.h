@@ -15,6 +15,7 @@
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <linux/uwprof.h>
 
@@ -179,6 +180,8 @@ struct uwprof_session {
 	atomic64_t nr_procs;
 	atomic64_t procs_dropped;
 	atomic64_t procs_inherited;
+	struct xarray held;		/* tgid -> hold start (hold.c) */
+	struct delayed_work hold_work;	/* lets go of holds too old */
 	wait_queue_head_t wq;
 	struct list_head list;
 	bool may_kernel;		/* opener may see kernel addresses */
@@ -192,6 +195,14 @@ extern unsigned long uwprof_table_mem_max;
 int uwprof_dev_init(void);
 void uwprof_dev_exit(void);
 int uwprof_dev_copy_args(void *dst, size_t ksize, size_t min, void __user *arg);
+
+/* hold.c: exec holds; the probes' entry points may not sleep */
+void uwprof_hold_init(struct uwprof_session *s);
+void uwprof_hold_exec(struct uwprof_session *s, u32 tgid);
+void uwprof_hold_exit(struct uwprof_session *s, u32 tgid);
+void uwprof_hold_release(struct uwprof_session *s, u32 tgid);
+void uwprof_hold_release_all(struct uwprof_session *s);
+void uwprof_hold_destroy(struct uwprof_session *s);
 
 /* store.c: process context unless noted */
 void uwprof_store_init(struct uwprof_session *s);

@@ -37,14 +37,23 @@ static void uwprof_lifecycle_drop(u32 tgid, bool exec)
 {
 	struct uwprof_sampler *sp;
 	struct uwprof_session *s;
-	bool had = false;
+	bool had = false, dropped;
 
 	rcu_read_lock();
+	sp = rcu_dereference(uwprof_active);
 	list_for_each_entry_rcu(s, &uwprof_sessions, list) {
-		if (uwprof_store_proc_drop(s, tgid)) {
+		dropped = uwprof_store_proc_drop(s, tgid);
+		if (dropped) {
 			atomic64_inc(&s->procs_dropped);
 			had = true;
 		}
+		/* Held before the EXIT record below tells the reader. */
+		if (!exec)
+			uwprof_hold_exit(s, tgid);
+		else if (dropped && sp && sp->s == s &&
+			 (sp->flags & UWPROF_START_HOLD_EXEC) &&
+			 uwprof_sample_traced(sp, tgid))
+			uwprof_hold_exec(s, tgid);
 	}
 	/*
 	 * System-wide, the exits of processes nobody uploaded are no news to
@@ -53,7 +62,6 @@ static void uwprof_lifecycle_drop(u32 tgid, bool exec)
 	 * no list yet when it forked would otherwise first be heard of by a
 	 * sample that cannot be unwound).
 	 */
-	sp = rcu_dereference(uwprof_active);
 	if (sp && (had || exec || !(sp->flags & UWPROF_START_SYSTEM_WIDE)) &&
 	    uwprof_sample_traced(sp, tgid)) {
 		preempt_disable();

@@ -336,7 +336,7 @@ static int uwprof_sample_check(const struct uwprof_start *a)
 {
 	const u32 known = UWPROF_START_SYSTEM_WIDE | UWPROF_START_KERNEL_STACK |
 			  UWPROF_START_CPU_CLOCK | UWPROF_START_CYCLES |
-			  UWPROF_START_NO_FP_FALLBACK;
+			  UWPROF_START_NO_FP_FALLBACK | UWPROF_START_HOLD_EXEC;
 
 	if (a->flags & ~known)
 		return -EINVAL;

@@ -217,29 +217,26 @@ static int uwprof_map_check(const struct uwprof_map *m, u64 prev_end)
 	return m->object_id ? 0 : -EINVAL;
 }
 
-int uwprof_store_maps_set(struct uwprof_session *s, void __user *arg)
+static int uwprof_store_maps_publish(struct uwprof_session *s,
+				     const struct uwprof_maps_set *a)
 {
 	struct uwprof_proc *p, *old;
-	struct uwprof_maps_set a;
 	struct uwprof_map *um;
 	u64 prev_end = 0;
 	size_t bytes;
 	u32 i, n;
 	int ret;
 
-	ret = uwprof_dev_copy_args(&a, sizeof(a), sizeof(a), arg);
-	if (ret)
-		return ret;
-	if (a.flags || !uwprof_pid_ok(a.pid) || !a.nr_maps)
+	if (a->flags || !uwprof_pid_ok(a->pid) || !a->nr_maps)
 		return -EINVAL;
-	if (a.nr_maps > UWPROF_MAX_MAPS)
+	if (a->nr_maps > UWPROF_MAX_MAPS)
 		return -E2BIG;
-	n = a.nr_maps;
+	n = a->nr_maps;
 
 	um = kvmalloc_array(n, sizeof(*um), GFP_KERNEL | __GFP_NOWARN);
 	if (!um)
 		return -ENOMEM;
-	if (copy_from_user(um, u64_to_user_ptr(a.maps), n * sizeof(*um))) {
+	if (copy_from_user(um, u64_to_user_ptr(a->maps), n * sizeof(*um))) {
 		ret = -EFAULT;
 		goto free_um;
 	}
@@ -257,7 +254,7 @@ int uwprof_store_maps_set(struct uwprof_session *s, void __user *arg)
 		goto free_um;
 	}
 	p->s = s;
-	p->tgid = a.pid;
+	p->tgid = a->pid;
 
 	/* Resolve object ids; the session mutex keeps 'objects' stable. */
 	for (i = 0; i < n; i++) {
@@ -285,7 +282,7 @@ int uwprof_store_maps_set(struct uwprof_session *s, void __user *arg)
 		goto put_tabs;
 	p->bytes = bytes;
 
-	old = xa_store(&s->procs, a.pid, p, GFP_KERNEL_ACCOUNT);
+	old = xa_store(&s->procs, a->pid, p, GFP_KERNEL_ACCOUNT);
 	if (xa_is_err(old)) {
 		ret = xa_err(old);
 		goto put_tabs;
@@ -301,6 +298,21 @@ put_tabs:
 	uwprof_proc_free(p);
 free_um:
 	kvfree(um);
+	return ret;
+}
+
+int uwprof_store_maps_set(struct uwprof_session *s, void __user *arg)
+{
+	struct uwprof_maps_set a;
+	int ret;
+
+	ret = uwprof_dev_copy_args(&a, sizeof(a), sizeof(a), arg);
+	if (ret)
+		return ret;
+	ret = uwprof_store_maps_publish(s, &a);
+	/* The reader answered for this process, upload or not: let it go. */
+	if (uwprof_pid_ok(a.pid))
+		uwprof_hold_release(s, a.pid);
 	return ret;
 }
 
@@ -372,6 +384,7 @@ int uwprof_store_process_del(struct uwprof_session *s, void __user *arg)
 		return ret;
 	if (!uwprof_pid_ok(d.pid))
 		return -EINVAL;
+	uwprof_hold_release(s, d.pid);
 	return uwprof_store_proc_drop(s, d.pid) ? 0 : -ENOENT;
 }
 
@@ -384,6 +397,7 @@ void uwprof_store_init(struct uwprof_session *s)
 	atomic64_set(&s->nr_procs, 0);
 	atomic64_set(&s->procs_dropped, 0);
 	atomic64_set(&s->procs_inherited, 0);
+	uwprof_hold_init(s);
 }
 
 /*
@@ -397,6 +411,7 @@ void uwprof_store_destroy(struct uwprof_session *s)
 	struct uwprof_tab *tab;
 	unsigned long i;
 
+	uwprof_hold_destroy(s);
 	xa_for_each(&s->procs, i, p) {
 		xa_erase(&s->procs, i);
 		uwprof_proc_free(p);

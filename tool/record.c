@@ -1620,6 +1620,16 @@ static int record_run(struct recorder *r)
 	int wait_ms;
 	int go_w = -1, err_r = -1, ret, code = 0, tty;
 
+	/*
+	 * First of all, so that a SIGINT or SIGTERM during the set-up (which
+	 * can take seconds on a loaded machine) stops the recording cleanly
+	 * instead of killing the recorder.
+	 */
+	ret = setup_signals(r);
+	if (ret) {
+		fprintf(stderr, "uwprof record: signals: %s\n", strerror(-ret));
+		return UWPROF_REC_EXIT_ERROR;
+	}
 	ret = uwprof_dev_open(&r->dev, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "uwprof record: %s\n", err);
@@ -1649,17 +1659,18 @@ static int record_run(struct recorder *r)
 		flags |= UWPROF_START_NO_FP_FALLBACK;
 	if (r->o.mode != MODE_PIDS)
 		flags |= UWPROF_START_SYSTEM_WIDE;
+	/*
+	 * The command's processes wait at each exec until their new image
+	 * is uploaded, so none of their samples is cut short; others are
+	 * not ours to stop.
+	 */
+	if (r->o.mode == MODE_CMD)
+		flags |= UWPROF_START_HOLD_EXEC;
 	uwprof_tcache_init(&r->cache, r->o.cache_dir);
 
 	if (open_output(r, flags)) {
 		uwprof_pfw_abort(&r->w);
 		return UWPROF_REC_EXIT_OUTPUT;
-	}
-	ret = setup_signals(r);
-	if (ret) {
-		fprintf(stderr, "uwprof record: signals: %s\n", strerror(-ret));
-		code = UWPROF_REC_EXIT_ERROR;
-		goto abort;
 	}
 	if (r->o.mode == MODE_PIDS) {
 		code = upload_pids(r);

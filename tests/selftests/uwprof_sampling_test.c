@@ -409,6 +409,94 @@ static pid_t spawn_exec_on_go(const char *seconds, int *go)
 	return pid;
 }
 
+/* The state letter of /proc/PID/stat ('T' stopped), or 0. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Waits up to 'ms' for the state to be (want) or not to be (!want) 'T'. */
+static bool wait_stopped(pid_t pid, bool want, long ms)
+{
+	for (; ms > 0; ms -= 10) {
+		if ((proc_state(pid) == 'T') == want)
+			return true;
+		uwt_sleep_ms(10);
+	}
+	return false;
+}
+
+/*
+ * HOLD_EXEC: a process with mappings stops at its exec, before the new
+ * image runs, until the reader uploads it ('upload'), or else until the
+ * module's time limit lets it go; either way it then runs to its end.
+ */
+static void hold_exec(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(sampling) *self, bool upload)
+{
+	struct uwprof_map m = {
+		.start = 0x10000, .end = 0x20000, .flags = UWPROF_MAP_NO_TABLE,
+	};
+	struct timespec t0, t1;
+	int go, status;
+	uint32_t pid;
+	long held_ms;
+	char c = 0;
+
+	self->child = spawn_exec_on_go("1", &go);
+	ASSERT_GT(self->child, 0);
+	pid = self->t.pid = self->child;
+	ASSERT_EQ(0, uwt_maps_set(self->fd, pid, &m, 1));
+	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_HOLD_EXEC, 1000, 32, 0,
+			       &pid, 1));
+	ASSERT_EQ(1, write(go, &c, 1));
+	close(go);
+	ASSERT_TRUE(wait_stopped(pid, true, 5000))
+		TH_LOG("the child did not stop at its exec");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (upload) {
+		uwt_sleep_ms(100);
+		EXPECT_EQ('T', proc_state(pid)) TH_LOG("let go before the upload");
+		ASSERT_EQ(0, uwt_maps_set(self->fd, pid, &m, 1));
+	}
+	ASSERT_TRUE(wait_stopped(pid, false, 5000))
+		TH_LOG("the child was never let go");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	held_ms = (t1.tv_sec - t0.tv_sec) * 1000 +
+		  (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	TH_LOG("held %ld ms after the stop was seen", held_ms);
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+	self->child = -1;
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 200));
+	EXPECT_EQ(1, self->t.exits[1]);
+	EXPECT_GT(self->t.samples, 0);
+}
+
+TEST_F(sampling, hold_exec_until_upload)
+{
+	hold_exec(_metadata, self, true);
+}
+
+TEST_F(sampling, hold_exec_time_limit)
+{
+	hold_exec(_metadata, self, false);
+}
+
 /*
  * System-wide, an exec is reported even for a process nobody uploaded:
  * it is the reader's earliest news of a new image. Its exit is not (it

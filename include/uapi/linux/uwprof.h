@@ -212,6 +212,15 @@ struct uwprof_process_del {
 #define UWPROF_START_CPU_CLOCK		(1U << 2)	/* force cpu-clock */
 #define UWPROF_START_CYCLES		(1U << 3)	/* force hardware cycles */
 #define UWPROF_START_NO_FP_FALLBACK	(1U << 4)	/* tables only */
+/*
+ * Stop (SIGSTOP) a process this session has mappings for at the moment it
+ * execs, before the new image runs an instruction, until MAPS_SET or
+ * PROCESS_DEL for it, STOP, close, or 500 ms at the latest (then SIGCONT):
+ * a reader that uploads every exec'd image at once (its EXIT record wakes
+ * the reader) loses no sample of it. Meant for a command the reader
+ * started; other processes see a stop and a continue.
+ */
+#define UWPROF_START_HOLD_EXEC		(1U << 5)
 
 #define UWPROF_MAX_DEPTH	2048
 #define UWPROF_MAX_PIDS		1024

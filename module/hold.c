@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Exec holds (UWPROF_START_HOLD_EXEC). A process the session has mappings
+ * for is stopped the moment it execs, before the new image runs a single
+ * instruction, and let go (SIGCONT) as soon as the reader uploads its new
+ * mappings (MAPS_SET or PROCESS_DEL for it), when sampling stops, when the
+ * session closes, or after UWPROF_HOLD_MS at the latest, so a reader that
+ * is slow, confused or gone cannot keep anything stopped. Without it, the
+ * samples a new image takes before its upload cannot be unwound.
+ *
+ * Contexts: uwprof_hold_exec() and uwprof_hold_exit() run in the lifecycle
+ * probes (preemption disabled, may not sleep); everything else in process
+ * context: the ioctls under the session mutex, STOP, close, and the
+ * session's expiry work.
+ */
+#include <linux/jiffies.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
+#include <linux/sched/signal.h>
+#include <linux/workqueue.h>
+
+#include "internal.h"
+
+/* The longest a reader may take to upload an exec'd image. */
+#define UWPROF_HOLD_MS		500
+
+/* Hold start times in an xarray value: jiffies without the top bit. */
+static unsigned long uwprof_hold_now(void)
+{
+	return jiffies & LONG_MAX;
+}
+
+static void uwprof_hold_cont(u32 tgid)
+{
+	struct pid *pid;
+
+	rcu_read_lock();
+	pid = find_pid_ns(tgid, &init_pid_ns);
+	if (pid)
+		kill_pid(pid, SIGCONT, 1);
+	rcu_read_unlock();
+}
+
+/*
+ * Lets go of every hold at least 'min_age' jiffies old; returns whether
+ * younger ones are left.
+ */
+static bool uwprof_hold_release_old(struct uwprof_session *s,
+				    unsigned long min_age)
+{
+	unsigned long tgid, now = uwprof_hold_now();
+	bool left = false;
+	void *v;
+
+	xa_for_each(&s->held, tgid, v) {
+		if (((now - xa_to_value(v)) & LONG_MAX) < min_age) {
+			left = true;
+			continue;
+		}
+		/* Only the hold seen: a new one of the same pid stays. */
+		if (xa_cmpxchg(&s->held, tgid, v, NULL, GFP_KERNEL) == v)
+			uwprof_hold_cont(tgid);
+	}
+	return left;
+}
+
+static void uwprof_hold_expire(struct work_struct *work)
+{
+	struct uwprof_session *s = container_of(to_delayed_work(work),
+						struct uwprof_session,
+						hold_work);
+
+	if (uwprof_hold_release_old(s, msecs_to_jiffies(UWPROF_HOLD_MS)))
+		schedule_delayed_work(&s->hold_work,
+				      msecs_to_jiffies(UWPROF_HOLD_MS / 4));
+}
+
+void uwprof_hold_init(struct uwprof_session *s)
+{
+	xa_init(&s->held);
+	INIT_DELAYED_WORK(&s->hold_work, uwprof_hold_expire);
+}
+
+/*
+ * Exec probe, in the exec'ing task, which had mappings in 's'. The stop
+ * takes effect on its way back to user space. Best effort: without memory
+ * for the entry the task simply runs.
+ */
+void uwprof_hold_exec(struct uwprof_session *s, u32 tgid)
+{
+	if (xa_is_err(xa_store(&s->held, tgid,
+			       xa_mk_value(uwprof_hold_now()), GFP_ATOMIC)))
+		return;
+	send_sig(SIGSTOP, current, 1);
+	schedule_delayed_work(&s->hold_work, msecs_to_jiffies(UWPROF_HOLD_MS));
+}
+
+/* Exit probe: an exiting process has nothing left to wait for. */
+void uwprof_hold_exit(struct uwprof_session *s, u32 tgid)
+{
+	/* Lockless first: almost no exiting process is held. */
+	if (xa_load(&s->held, tgid))
+		xa_erase(&s->held, tgid);
+}
+
+/* MAPS_SET or PROCESS_DEL for 'tgid', whatever their outcome. */
+void uwprof_hold_release(struct uwprof_session *s, u32 tgid)
+{
+	if (xa_erase(&s->held, tgid))
+		uwprof_hold_cont(tgid);
+}
+
+/* STOP, after the probes are gone: nothing new can be held. */
+void uwprof_hold_release_all(struct uwprof_session *s)
+{
+	uwprof_hold_release_old(s, 0);
+}
+
+/* Close, with the session unreachable from the probes. */
+void uwprof_hold_destroy(struct uwprof_session *s)
+{
+	cancel_delayed_work_sync(&s->hold_work);
+	uwprof_hold_release_all(s);
+	xa_destroy(&s->held);
+}
