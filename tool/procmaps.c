@@ -166,6 +166,25 @@ pid_t uwprof_pm_ppid(pid_t pid)
 	return ppid;
 }
 
+uint64_t uwprof_pm_vsize(pid_t pid)
+{
+	char fn[64], buf[128];
+	unsigned long long v;
+	ssize_t n;
+	int fd;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/statm", (int)pid);
+	fd = open(fn, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return sscanf(buf, "%llu", &v) == 1 ? v : 0;
+}
+
 int uwprof_pm_object_path(pid_t pid, const struct uwprof_pm_entry *e,
 			  char *buf, size_t len)
 {

@@ -47,6 +47,13 @@ void uwprof_pm_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 pid_t uwprof_pm_ppid(pid_t pid);
 
 /*
+ * The process's size in pages (first field of /proc/PID/statm), 0 when
+ * gone: it changes with every mmap and munmap, and costs a fraction of a
+ * read of /proc/PID/maps.
+ */
+uint64_t uwprof_pm_vsize(pid_t pid);
+
+/*
  * A path through which the object behind 'e' can be opened: its own path
  * when it is a regular file with the mapping's inode, else
  * /proc/PID/map_files/START-END. Returns 0 or -ENOENT.

@@ -52,13 +52,19 @@
 /*
  * How often the mappings of a command's processes are re-read, and their
  * children looked for, without an UNKNOWN_MAP or EXIT record asking for it.
- * Those records wake the recorder at once and are what keeps new images
- * and libraries unwinding; the poll is a safety net (records lost to a
- * full ring). Each pass costs the profiled machine about 0.3 ms of /proc
- * reads in the benchmark guest, hence not more often.
+ * Those records wake the recorder at once; the poll is a safety net
+ * (records lost to a full ring). Each pass costs the profiled machine about
+ * 0.3 ms of /proc reads in the benchmark guest, hence not more often.
  */
 #define REC_POLL_NS		200000000ULL
-#define REC_POLL_MS		((int)(REC_POLL_NS / 1000000))
+/*
+ * How often a command's processes are checked for a changed size, the cheap
+ * sign of an mmap: a library dlopen() maps is then usually uploaded while
+ * the loader still relocates it, before its code runs (an UNKNOWN_MAP comes
+ * only with a sample that could not be unwound).
+ */
+#define REC_CHECK_NS		10000000ULL
+#define REC_CHECK_MS		((int)(REC_CHECK_NS / 1000000))
 
 enum rec_mode { MODE_NONE, MODE_CMD, MODE_PIDS, MODE_ALL };
 
@@ -94,8 +100,10 @@ struct rec_proc {
 	uint32_t	pid;
 	int		ours;		/* 1 profiled, 0 not, -1 not decided */
 	int		refresh;	/* re-read and upload its mappings */
+	int		urgent;		/* ... at once: code runs in a mapping it lacks */
 	int		gone;
 	uint64_t	last_read_ns;
+	uint64_t	vsize;		/* size at the last check, in pages */
 	struct uwprof_map *maps;	/* as last uploaded */
 	uint32_t	nr_maps;
 };
@@ -708,6 +716,7 @@ static int proc_upload_once(struct recorder *r, struct rec_proc *p)
 
 	p->last_read_ns = mono_ns();
 	p->refresh = 0;
+	p->urgent = 0;
 	ret = uwprof_pm_read((pid_t)p->pid, &pm);
 	if (ret) {
 		if (ret == -ESRCH)
@@ -884,10 +893,24 @@ static int procs_refresh(struct recorder *r, int force, int max_ms)
 
 		if (p->ours != 1 || p->gone)
 			continue;
+		if (r->o.mode == MODE_CMD && !force) {
+			uint64_t v = uwprof_pm_vsize((pid_t)p->pid);
+
+			if (v && v != p->vsize) {
+				p->vsize = v;
+				p->refresh = 1;
+			}
+		}
 		if (!p->refresh && !(r->o.mode == MODE_CMD &&
 				     now - p->last_read_ns >= REC_POLL_NS))
 			continue;
-		if (!force && now - p->last_read_ns < REC_REFRESH_MIN_NS) {
+		/*
+		 * Re-reads come at most every REC_REFRESH_MIN_NS, unless code
+		 * runs in a mapping the upload lacks: every sample until then
+		 * is cut short, and the module reports that once per page.
+		 */
+		if (!force && !p->urgent &&
+		    now - p->last_read_ns < REC_REFRESH_MIN_NS) {
 			uint64_t due = p->last_read_ns + REC_REFRESH_MIN_NS - now;
 
 			if (due < wait_ns)
@@ -952,8 +975,10 @@ static int on_record(const struct uwprof_rec_hdr *h, uint32_t ring, void *priv)
 
 		r->unknown++;
 		p = proc_get(r, u->pid);
-		if (p && p->ours == 1 && !proc_has_addr(p, u->addr))
+		if (p && p->ours == 1 && !proc_has_addr(p, u->addr)) {
 			p->refresh = 1;
+			p->urgent = 1;
+		}
 		break;
 	}
 	case UWPROF_REC_EXIT: {
@@ -1743,14 +1768,14 @@ static int record_run(struct recorder *r)
 	 * uploaded. Best effort: needs CAP_SYS_NICE, which root has.
 	 */
 	setpriority(PRIO_PROCESS, 0, r->nice0 - 10 < -20 ? -20 : r->nice0 - 10);
-	wait_ms = r->o.mode == MODE_CMD ? REC_POLL_MS : 100;
+	wait_ms = r->o.mode == MODE_CMD ? REC_CHECK_MS : 100;
 	while (!r->stop) {
 		uint64_t now;
 
 		wait_events(r, wait_ms);
 		rec_drain(r);
 		wait_ms = procs_refresh(r, 0,
-					r->o.mode == MODE_CMD ? REC_POLL_MS : 100);
+					r->o.mode == MODE_CMD ? REC_CHECK_MS : 100);
 		reap(r);
 		now = mono_ns();
 		if (r->o.mode == MODE_CMD && r->child_done)
