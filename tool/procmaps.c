@@ -122,43 +122,47 @@ void uwprof_pm_free(struct uwprof_pm *pm)
 	pm->n = 0;
 }
 
-void uwprof_pm_comm(pid_t pid, pid_t tid, char *buf, size_t len)
+/*
+ * Reads a small /proc file whole into buf (NUL-terminated, a trailing
+ * newline dropped); its length, or 0 when it cannot be read.
+ */
+static size_t pm_read_small(const char *fn, char *buf, size_t len)
 {
-	char fn[80];
 	ssize_t n;
 	int fd;
 
 	buf[0] = 0;
-	snprintf(fn, sizeof(fn), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
 	fd = open(fn, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		return 0;
 	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0) {
 		buf[0] = 0;
-		return;
+		return 0;
 	}
 	buf[n] = 0;
 	if (buf[n - 1] == '\n')
-		buf[n - 1] = 0;
+		buf[--n] = 0;
+	return (size_t)n;
+}
+
+void uwprof_pm_comm(pid_t pid, pid_t tid, char *buf, size_t len)
+{
+	char fn[80];
+
+	snprintf(fn, sizeof(fn), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	pm_read_small(fn, buf, len);
 }
 
 pid_t uwprof_pm_ppid(pid_t pid)
 {
 	char fn[64], buf[512], *p;
-	ssize_t n;
-	int fd, ppid;
+	int ppid;
 
 	snprintf(fn, sizeof(fn), "/proc/%d/stat", (int)pid);
-	fd = open(fn, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!pm_read_small(fn, buf, sizeof(buf)))
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	/* comm may hold spaces and parentheses: parse after the last ')'. */
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
@@ -170,18 +174,10 @@ uint64_t uwprof_pm_vsize(pid_t pid)
 {
 	char fn[64], buf[128];
 	unsigned long long v;
-	ssize_t n;
-	int fd;
 
 	snprintf(fn, sizeof(fn), "/proc/%d/statm", (int)pid);
-	fd = open(fn, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!pm_read_small(fn, buf, sizeof(buf)))
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	return sscanf(buf, "%llu", &v) == 1 ? v : 0;
 }
 
