@@ -99,6 +99,7 @@ struct uwprof_pcpu_stats {
 	u64 skipped_kthread;
 	u64 skipped_compat;
 	u64 skipped_filter;
+	u64 skipped_throttle;
 	u64 fp_frames;
 	u64 unknown_maps;
 	u64 exit_records;
@@ -110,6 +111,8 @@ struct uwprof_pcpu_stats {
 struct uwprof_scratch {
 	u64 last_unknown_pid;		/* UNKNOWN_MAP rate limit */
 	u64 last_unknown_page;
+	u64 budget_start;		/* this CPU's current budget window */
+	u64 budget_used;		/* walk ns spent in it */
 	unsigned long kstack[UWPROF_KSTACK_MAX + 64];
 	struct uwprof_rule_cache rule_cache;
 	struct uwprof_rec_sample rec;	/* followed by its ips */
@@ -191,6 +194,7 @@ struct uwprof_session {
 extern struct uwprof_sampler __rcu *uwprof_active;
 
 extern unsigned long uwprof_table_mem_max;
+extern unsigned int uwprof_cpu_max_percent;
 
 int uwprof_dev_init(void);
 void uwprof_dev_exit(void);

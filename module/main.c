@@ -20,6 +20,29 @@ module_param_named(table_mem_max, uwprof_table_mem_max, ulong, 0644);
 MODULE_PARM_DESC(table_mem_max,
 		 "Bytes of unwind tables and mappings all sessions may hold (default 512 MiB)");
 
+/*
+ * Share of each CPU's time the stack walks may take, as perf's
+ * perf_cpu_time_max_percent bounds its own handlers: a deep stack at a high
+ * rate on a slow (or debug) kernel would otherwise starve the CPU.
+ */
+unsigned int uwprof_cpu_max_percent = 25;
+
+static int uwprof_cpu_max_percent_set(const char *val,
+				      const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, 100);
+}
+
+static const struct kernel_param_ops uwprof_cpu_max_percent_ops = {
+	.set = uwprof_cpu_max_percent_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(cpu_max_percent, &uwprof_cpu_max_percent_ops,
+		&uwprof_cpu_max_percent, 0644);
+MODULE_PARM_DESC(cpu_max_percent,
+		 "Percent of each CPU's time stack walks may use per 10 ms; over it samples are skipped and counted (1-100, default 25; 100: no limit)");
+
 static int __init uwprof_init(void)
 {
 	int ret;

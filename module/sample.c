@@ -75,6 +75,27 @@ static u32 uwprof_hist_bucket(u64 ns)
 	return min_t(u32, fls64(v) - 1, UWPROF_HIST_BUCKETS - 1);
 }
 
+/* Length of the window cpu_max_percent is measured over. */
+#define UWPROF_BUDGET_WINDOW_NS	(10 * NSEC_PER_MSEC)
+
+/*
+ * Whether this CPU's walks have used their share of the current window.
+ * Context: NMI or hard IRQ, inside the ring guard, so nothing on this CPU
+ * races the window's fields.
+ */
+static bool uwprof_sample_over_budget(struct uwprof_scratch *sc, u64 now)
+{
+	u32 pct = READ_ONCE(uwprof_cpu_max_percent);
+
+	if (pct >= 100)
+		return false;
+	if (now - sc->budget_start >= UWPROF_BUDGET_WINDOW_NS) {
+		sc->budget_start = now;
+		sc->budget_used = 0;
+	}
+	return sc->budget_used >= UWPROF_BUDGET_WINDOW_NS / 100 * pct;
+}
+
 /*
  * Kernel frames of the interrupted context, outermost last. stack_trace_save()
  * is the exported walker usable from NMI; it starts in this handler, so the
@@ -183,10 +204,15 @@ static void uwprof_sample_overflow(struct perf_event *event,
 	sc = sp->scratch[cpu];
 	rec = &sc->rec;
 
+	t0 = ktime_get_mono_fast_ns();
+	if (uwprof_sample_over_budget(sc, t0)) {
+		uwprof_ring_exit(r);
+		this_cpu_inc(st->skipped_throttle);
+		return;
+	}
 	if (sp->kstack && !user_mode(regs))
 		nk = uwprof_sample_kstack(sc, regs, rec->ips);
 
-	t0 = ktime_get_mono_fast_ns();
 	rcu_read_lock();
 	p = xa_load(&sp->s->procs, tgid);
 	if (p) {
@@ -213,6 +239,7 @@ static void uwprof_sample_overflow(struct perf_event *event,
 	}
 	rcu_read_unlock();
 	t1 = ktime_get_mono_fast_ns();
+	sc->budget_used += t1 - t0;
 
 	this_cpu_inc(st->stop[res.stop < UWPROF_STOP__COUNT ? res.stop : 0]);
 	this_cpu_inc(st->hist[uwprof_hist_bucket(t1 - t0)]);
@@ -538,6 +565,7 @@ void uwprof_sample_stats(struct uwprof_session *s, struct uwprof_stats *st)
 		st->skipped_kthread += c->skipped_kthread;
 		st->skipped_compat += c->skipped_compat;
 		st->skipped_filter += c->skipped_filter;
+		st->skipped_throttle += c->skipped_throttle;
 		st->fp_frames += c->fp_frames;
 		st->unknown_maps += c->unknown_maps;
 		st->exit_records += c->exit_records;

@@ -109,6 +109,12 @@ def main():
             if st['samples'] != n:
                 failures.append('module wrote %d samples, reader saw %d' %
                                 (st['samples'], n))
+            taken = (st['samples'] + st['lost_samples'] +
+                     st['skipped_kthread'] + st['skipped_compat'] +
+                     st['skipped_filter'] + st['skipped_throttle'])
+            if st['events'] != taken:
+                failures.append('events %d, accounted for %d' %
+                                (st['events'], taken))
             if st['lost'] != s.lost:
                 failures.append('module lost %d, LOST records say %d' %
                                 (st['lost'], s.lost))

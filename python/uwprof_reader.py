@@ -131,7 +131,8 @@ class _Stats(ctypes.Structure):
                  ('events', ctypes.c_uint64), ('lost_samples', ctypes.c_uint64),
                  ('exit_records', ctypes.c_uint64),
                  ('processes_inherited', ctypes.c_uint64),
-                 ('reserved', ctypes.c_uint64 * 4)])
+                 ('skipped_throttle', ctypes.c_uint64),
+                 ('reserved', ctypes.c_uint64 * 3)])
 
 
 class _RingInfo(ctypes.Structure):
@@ -317,7 +318,7 @@ class Session:
         d = {f: getattr(st, f) for f in _STATS_FIELDS +
              ['tables', 'table_bytes', 'processes', 'processes_dropped',
               'events', 'lost_samples', 'exit_records',
-              'processes_inherited']}
+              'processes_inherited', 'skipped_throttle']}
         d['stop'] = dict(zip(STOP_NAMES, st.stop))
         return d
 

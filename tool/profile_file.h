@@ -204,7 +204,8 @@ struct uwprof_pf_stats {
 	uint64_t	objects;	/* OBJECT records */
 	uint64_t	objects_no_table;
 	uint64_t	maps_uploads;	/* MAPS records */
-	uint64_t	reserved[8];	/* zero */
+	uint64_t	skipped_throttle; /* module: over the walks' CPU budget */
+	uint64_t	reserved[7];	/* zero */
 };
 
 /* ---------------------------------------------------------------------

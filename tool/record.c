@@ -1487,6 +1487,10 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 			(unsigned long long)r->cache.hits,
 			(unsigned long long)r->cache.misses,
 			(double)r->cache.compile_ns / 1e9);
+	if (st->skipped_throttle)
+		fprintf(stderr,
+			"uwprof: %llu samples skipped: stack walks used their CPU share (/sys/module/uwprof/parameters/cpu_max_percent); lower -F or raise it\n",
+			(unsigned long long)st->skipped_throttle);
 	if (r->filtered)
 		fprintf(stderr,
 			"uwprof: %llu samples of other processes left out\n",
@@ -1510,6 +1514,7 @@ static void write_stats(struct recorder *r, const struct uwprof_stats *st)
 	ps.frames = st->frames;
 	ps.fp_frames = st->fp_frames;
 	ps.unknown_maps = st->unknown_maps;
+	ps.skipped_throttle = st->skipped_throttle;
 	for (i = 0; i < UWPROF_STOP__COUNT; i++)
 		ps.stop[i] = r->stops[i];
 	ps.objects = r->nr_objs;

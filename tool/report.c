@@ -131,8 +131,12 @@ static void print_header(const struct uwprof_rep *r, FILE *f)
 	fprintf(f, "# uwprof report: %s\n", r->path);
 	if (h->cmdline && *h->cmdline)
 		fprintf(f, "# command: %s\n", h->cmdline);
-	fprintf(f, "# %zu samples of %s at %u Hz, %llu lost\n", r->nr_samples,
+	fprintf(f, "# %zu samples of %s at %u Hz, %llu lost", r->nr_samples,
 		r->event, h->freq_hz, (unsigned long long)r->pf->lost);
+	if (r->pf->has_stats && r->pf->stats.skipped_throttle)
+		fprintf(f, ", %llu skipped over the CPU budget",
+			(unsigned long long)r->pf->stats.skipped_throttle);
+	fputc('\n', f);
 	for (i = 0; i < r->nr_samples; i++) {
 		st = r->samples[i].flags & UWPROF_SAMPLE_STOP_MASK;
 		if (st < UWPROF_STOP__COUNT)

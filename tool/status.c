@@ -79,6 +79,8 @@ int uwprof_cmd_status(int argc, char **argv)
 	printf("%-22s %llu bytes (%.1f MiB)\n", "table memory cap:",
 	       (unsigned long long)d.ver.table_mem_max,
 	       (double)d.ver.table_mem_max / (1 << 20));
+	sysfs_line("walk cpu share (%):",
+		   "/sys/module/uwprof/parameters/cpu_max_percent");
 	ret = uwprof_dev_stats(&d, &st);
 	if (ret) {
 		fprintf(stderr, "uwprof status: STATS: %s\n", strerror(-ret));
@@ -86,9 +88,11 @@ int uwprof_cmd_status(int argc, char **argv)
 		return UWPROF_REC_EXIT_ERROR;
 	}
 	printf("%-22s ", "session stats:");
-	printf("samples %llu, lost %llu, events %llu, tables %llu (%llu bytes), processes %llu\n",
+	printf("samples %llu, lost %llu, skipped over cpu share %llu, events %llu, tables %llu (%llu bytes), processes %llu\n",
 	       (unsigned long long)st.samples,
-	       (unsigned long long)st.lost, (unsigned long long)st.events,
+	       (unsigned long long)st.lost,
+	       (unsigned long long)st.skipped_throttle,
+	       (unsigned long long)st.events,
 	       (unsigned long long)st.tables,
 	       (unsigned long long)st.table_bytes,
 	       (unsigned long long)st.processes);

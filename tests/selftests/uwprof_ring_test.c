@@ -50,13 +50,14 @@ static void uwt_check_identities(struct __test_metadata *_metadata, int fd,
 	struct uwprof_stats st;
 
 	ASSERT_EQ(0, uwt_stats(fd, &st));
-	TH_LOG("events %llu samples %llu lost %llu (samples %llu) skipped %llu/%llu/%llu read: samples %llu lost %llu unknown %llu",
+	TH_LOG("events %llu samples %llu lost %llu (samples %llu) skipped %llu/%llu/%llu/%llu read: samples %llu lost %llu unknown %llu",
 	       st.events, st.samples, st.lost, st.lost_samples,
 	       st.skipped_kthread, st.skipped_compat, st.skipped_filter,
+	       st.skipped_throttle,
 	       rd->c.samples, rd->c.lost, rd->c.unknown);
 	EXPECT_EQ(0, rd->c.bad);
 	EXPECT_EQ(st.events, st.samples + st.lost_samples + st.skipped_kthread +
-		  st.skipped_compat + st.skipped_filter);
+		  st.skipped_compat + st.skipped_filter + st.skipped_throttle);
 	EXPECT_EQ(st.lost, uwt_ctl_lost(r));
 	EXPECT_LE(st.lost_samples, st.lost);
 	if (all_records_read) {
@@ -188,7 +189,7 @@ TEST_F(ring, garbage_tail)
 		ASSERT_EQ(0, uwt_stats(self->fd, &st));
 		EXPECT_EQ(st.events, st.samples + st.lost_samples +
 			  st.skipped_kthread + st.skipped_compat +
-			  st.skipped_filter);
+			  st.skipped_filter + st.skipped_throttle);
 		EXPECT_EQ(st.lost, uwt_ctl_lost(&self->r));
 	}
 }

@@ -142,6 +142,7 @@ FIXTURE(sampling) {
 	struct uwt_reader rd;
 	struct tally t;
 	struct uwt_blob blob;
+	unsigned long long saved_pct;	/* cpu_max_percent to restore, or 0 */
 };
 
 FIXTURE_SETUP(sampling)
@@ -151,6 +152,7 @@ FIXTURE_SETUP(sampling)
 	self->child = -1;
 	self->r.base = NULL;
 	self->blob.data = NULL;
+	self->saved_pct = 0;
 	memset(&self->rd, 0, sizeof(self->rd));
 	memset(&self->t, 0, sizeof(self->t));
 	self->rd.on_sample = on_sample;
@@ -167,6 +169,8 @@ FIXTURE_SETUP(sampling)
 
 FIXTURE_TEARDOWN(sampling)
 {
+	if (self->saved_pct)
+		uwt_param("cpu_max_percent", &self->saved_pct, true);
 	uwt_rings_unmap(&self->r);
 	uwt_reap(self->child);
 	if (self->fd >= 0)
@@ -281,6 +285,87 @@ TEST_F(sampling, exact_chain_tables_only)
 	log_stats(_metadata, self->fd, &self->t);
 	ASSERT_GE(self->t.leaf, 100);
 	EXPECT_GE(self->t.exact * 100, self->t.leaf * 99);
+}
+
+/* Time the samples' walks took at most, from the histogram's upper bounds. */
+static uint64_t walk_ns_upper(const struct uwprof_stats *st)
+{
+	uint64_t ns = 0;
+	int i;
+
+	for (i = 0; i < UWPROF_HIST_BUCKETS; i++)
+		ns += st->unwind_ns_hist[i] * (64ULL << (i + 1));
+	return ns;
+}
+
+static uint64_t elapsed_ms(const struct timespec *a)
+{
+	struct timespec b;
+
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (b.tv_sec - a->tv_sec) * 1000 + (b.tv_nsec - a->tv_nsec) / 1000000;
+}
+
+/*
+ * The walks' CPU budget (module parameter cpu_max_percent): at 1% and a
+ * high rate most samples are skipped and counted, the walks' time stays
+ * near 1% of every CPU's time, and every handler call is accounted for;
+ * at 100% nothing is skipped and many more samples are taken.
+ */
+TEST_F(sampling, cpu_budget)
+{
+	unsigned long long pct, bad[] = { 0, 101 };
+	uint64_t ms, upper, allowed, throttled_samples;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct uwprof_stats st;
+	struct timespec t0;
+	uint32_t pid;
+	int i;
+
+	ASSERT_EQ(0, uwt_param("cpu_max_percent", &self->saved_pct, false));
+	for (i = 0; i < 2; i++)
+		EXPECT_EQ(-EINVAL, uwt_param("cpu_max_percent", &bad[i], true));
+	ASSERT_EQ(0, uwt_param("cpu_max_percent", &pct, false));
+	EXPECT_EQ(self->saved_pct, pct);
+
+	self->child = uwt_spawn(CHAIN, "60");
+	ASSERT_GT(self->child, 0);
+	pid = self->t.pid = self->child;
+	ASSERT_EQ(0, upload_chain(self->fd, self->child, &self->blob));
+
+	pct = 1;
+	ASSERT_EQ(0, uwt_param("cpu_max_percent", &pct, true));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, uwt_start(self->fd, 0, 20000, 64, 0, &pid, 1));
+	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 2000));
+	ms = elapsed_ms(&t0);
+	ASSERT_EQ(0, uwt_stats(self->fd, &st));
+	upper = walk_ns_upper(&st);
+	allowed = cpus * (ms / 10 + 1) * 100000ULL;
+	TH_LOG("1%%: events %llu samples %llu skipped_throttle %llu; walks <= %llu ns of %llu allowed in %llu ms",
+	       st.events, st.samples, st.skipped_throttle,
+	       (unsigned long long)upper, (unsigned long long)allowed,
+	       (unsigned long long)ms);
+	EXPECT_EQ(0, self->rd.c.bad);
+	EXPECT_EQ(st.events, st.samples + st.lost_samples + st.skipped_kthread +
+		  st.skipped_compat + st.skipped_filter + st.skipped_throttle);
+	EXPECT_EQ(st.samples, self->rd.c.samples);
+	EXPECT_GT(st.samples, 0);
+	EXPECT_GT(st.skipped_throttle, st.samples);
+	/* Each window may overrun by one walk; the bounds are up to 2x. */
+	EXPECT_LE(upper, 4 * allowed);
+	throttled_samples = st.samples;
+
+	uwt_rings_unmap(&self->r);
+	pct = 100;
+	ASSERT_EQ(0, uwt_param("cpu_max_percent", &pct, true));
+	ASSERT_EQ(0, uwt_start(self->fd, 0, 20000, 64, 0, &pid, 1));
+	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 2000));
+	ASSERT_EQ(0, uwt_stats(self->fd, &st));
+	TH_LOG("100%%: events %llu samples %llu skipped_throttle %llu",
+	       st.events, st.samples, st.skipped_throttle);
+	EXPECT_EQ(0, st.skipped_throttle);
+	EXPECT_GT(st.samples, 2 * throttled_samples);
 }
 
 /* A process that spends its time in system calls. */

@@ -173,9 +173,10 @@ static inline int uwt_param(const char *name, unsigned long long *val, bool set)
 	if (!f)
 		return -errno;
 	ok = set ? fprintf(f, "%llu\n", *val) > 0 : fscanf(f, "%llu", val) == 1;
-	if (fclose(f) || !ok)
-		return -EIO;
-	return 0;
+	/* A refused value shows as the write's errno, at fclose. */
+	if (fclose(f))
+		return -errno;
+	return ok ? 0 : -EIO;
 }
 
 /* ---- mappings of a live process ---- */

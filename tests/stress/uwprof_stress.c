@@ -106,7 +106,7 @@ static void check_identities(const char *what, int fd, struct drainer *d)
 		return;
 	}
 	taken = st.events - st.skipped_kthread - st.skipped_compat -
-		st.skipped_filter;
+		st.skipped_filter - st.skipped_throttle;
 	tap(d->rd.c.bad == 0, "%s: every record well formed (%llu bad)", what,
 	    (unsigned long long)d->rd.c.bad);
 	tap(st.samples == d->rd.c.samples && st.lost == d->rd.c.lost &&

@@ -284,7 +284,7 @@ struct uwprof_stats {
 	/*
 	 * Accounting identities, exact once sampling stopped:
 	 *   events == samples + lost_samples + skipped_kthread
-	 *             + skipped_compat + skipped_filter
+	 *             + skipped_compat + skipped_filter + skipped_throttle
 	 *   lost == sum of every ring's uwprof_ring_ctl.lost
 	 *        == sum of the counts of the UWPROF_REC_LOST records
 	 * ('lost' counts records of every type, 'lost_samples' samples only).
@@ -293,7 +293,12 @@ struct uwprof_stats {
 	__u64	lost_samples;		/* samples in 'lost' */
 	__u64	exit_records;		/* UWPROF_REC_EXIT records written */
 	__u64	processes_inherited;	/* forked children given the parent's maps */
-	__u64	__reserved[4];
+	/*
+	 * Samples not taken because this CPU's stack walks had used their
+	 * share of its time (module parameter cpu_max_percent, per 10 ms).
+	 */
+	__u64	skipped_throttle;
+	__u64	__reserved[3];
 };
 
 struct uwprof_ring_info {
