@@ -91,6 +91,22 @@ static void drainer_join(struct drainer *d)
 	pthread_join(d->th, NULL);
 }
 
+/* The histogram bucket holding the q-th quantile (q in percent). */
+static int hist_quantile(const struct uwprof_stats *st, unsigned int q)
+{
+	uint64_t n = 0, seen = 0;
+	int i;
+
+	for (i = 0; i < UWPROF_HIST_BUCKETS; i++)
+		n += st->unwind_ns_hist[i];
+	for (i = 0; i < UWPROF_HIST_BUCKETS; i++) {
+		seen += st->unwind_ns_hist[i];
+		if (seen * 100 >= n * q)
+			return i;
+	}
+	return UWPROF_HIST_BUCKETS - 1;
+}
+
 /*
  * After STOP and a final drain: everything the module counted is what the
  * reader saw, and every overflow-handler call is accounted for.
@@ -107,6 +123,10 @@ static void check_identities(const char *what, int fd, struct drainer *d)
 	}
 	taken = st.events - st.skipped_kthread - st.skipped_compat -
 		st.skipped_filter - st.skipped_throttle;
+	printf("# %s: walk time per sample: median below %llu ns, p99 below %llu ns; %llu samples skipped over the CPU share\n",
+	       what, 64ULL << (hist_quantile(&st, 50) + 1),
+	       64ULL << (hist_quantile(&st, 99) + 1),
+	       (unsigned long long)st.skipped_throttle);
 	tap(d->rd.c.bad == 0, "%s: every record well formed (%llu bad)", what,
 	    (unsigned long long)d->rd.c.bad);
 	tap(st.samples == d->rd.c.samples && st.lost == d->rd.c.lost &&
