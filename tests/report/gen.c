@@ -11,6 +11,7 @@
  *	ksym <addr> <size> <name> [<[module]>]
  *	sample <pid> <tid> <cpu> <time_ns> <period> <flags> <nr_kernel> <ip>...
  *	lost <count>
+ *	throttled <count>	(the module's skipped_throttle, in STATS)
  *
  * Numbers are C literals (0x... allowed). One 'map' line is one mapping;
  * consecutive lines with the same pid and time form one snapshot.
@@ -43,6 +44,7 @@ struct gen {
 	uint32_t		nr_ksyms;
 	uint64_t		samples;
 	uint64_t		lost;
+	uint64_t		throttled;
 };
 
 static int die(const char *what)
@@ -206,6 +208,10 @@ static int do_line(struct gen *g, char **t, int n)
 		g->samples++;
 		return ret;
 	}
+	if (!strcmp(t[0], "throttled") && n == 2) {
+		g->throttled += v[1];
+		return 0;
+	}
 	if (!strcmp(t[0], "lost") && n == 2) {
 		g->lost += v[1];
 		return uwprof_pfw_lost(&g->w, 0, 0, v[1]);
@@ -279,6 +285,7 @@ int main(int argc, char **argv)
 		ret = 1;
 	st.samples = g.samples;
 	st.lost = g.lost;
+	st.skipped_throttle = g.throttled;
 	if (!ret && uwprof_pfw_stats(&g.w, &st))
 		ret = 1;
 	for (i = 0; i < g.nr_ksyms; i++)
