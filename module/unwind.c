@@ -71,6 +71,49 @@ static __always_inline u32 rule_cache_slot(u64 at)
 	       ((1U << UWPROF_RULE_CACHE_BITS) - 1);
 }
 
+/*
+ * Kinds of cached rows (uwprof_rule_cache_ent.kind), for walk_cached(): the
+ * return address saved below the CFA, fp unchanged or saved below the CFA
+ * too, no signal frame. The entry's span is how far below the CFA the
+ * lowest of those words starts. An SP row's CFA is at least span above sp
+ * and stays aligned when sp is, so its checks are decided here, once.
+ */
+#define KIND_FAST	BIT(0)	/* else only the general step takes the row */
+#define KIND_CFA_FP	BIT(1)	/* CFA = fp + cfa_off, else sp + cfa_off */
+#define KIND_FP_SAVED	BIT(2)	/* fp saved at CFA + fp_off, else unchanged */
+#define KIND_PAIR	BIT(3)	/* ... just below ra: one read for both */
+
+static void rule_kind(struct uwprof_rule_cache_ent *e)
+{
+	const struct uwprof_rule *r = &e->rule;
+	s32 lo = r->ra_off, hi = r->ra_off;
+	u8 kind = KIND_FAST;
+
+	e->kind = 0;
+	/* PAC only says how ra was signed: it is stripped in any case. */
+	if ((r->flags & ~UWPROF_RULE_PAC) || r->ra_type != UWPROF_REG_AT_CFA)
+		return;
+	if (r->fp_type == UWPROF_REG_AT_CFA) {
+		kind |= KIND_FP_SAVED;
+		if (r->fp_off + 8 == r->ra_off)
+			kind |= KIND_PAIR;
+		lo = r->fp_off < lo ? r->fp_off : lo;
+		hi = r->fp_off > hi ? r->fp_off : hi;
+	} else if (r->fp_type != UWPROF_REG_SAME) {
+		return;
+	}
+	if (hi > -8)
+		return;
+	if (r->cfa_type == UWPROF_CFA_FP) {
+		kind |= KIND_CFA_FP;
+	} else if (r->cfa_type != UWPROF_CFA_SP || r->cfa_off < -lo ||
+		   (r->cfa_off & (UWPROF_ARCH_SP_ALIGN - 1))) {
+		return;
+	}
+	e->span = (u16)-lo;
+	e->kind = kind;
+}
+
 /* The row for runtime address at (object vaddr at - bias) through the cache. */
 static __always_inline const struct uwprof_rule *
 rule_find(struct uwprof_rule_cache *c, const struct uwprof_table *t, u64 at,
@@ -90,6 +133,7 @@ rule_find(struct uwprof_rule_cache *c, const struct uwprof_table *t, u64 at,
 		e->vaddr = vaddr;
 		e->table_id = t->id;
 		e->rule = *r;
+		rule_kind(e);
 	}
 	return r;
 }
@@ -409,110 +453,154 @@ static u32 step(struct walk *w, const struct uwprof_unwind_req *req,
 	return ret;
 }
 
-static __always_inline bool in_map(const struct uwprof_unwind_map *m, u64 at)
+/*
+ * A mapping as the fast loop tests it: 'at' is inside when at - start <
+ * len, one compare. id 0 (no table, or UWPROF_MAP_NO_TABLE) matches no
+ * filled cache entry, so such a mapping leaves the loop at its first frame.
+ */
+struct fast_map {
+	u64 start;
+	u64 len;
+	u64 bias;
+	u64 id;
+};
+
+static __always_inline void fast_map_load(struct fast_map *f,
+					  const struct uwprof_unwind_map *m)
 {
-	return m && at - m->start < m->end - m->start;
+	f->start = m ? m->start : 0;
+	f->len = m ? m->end - m->start : 0;
+	f->bias = m ? m->bias : 0;
+	f->id = m && m->table && !(m->flags & UWPROF_MAP_NO_TABLE) ?
+		m->table->id : 0;
 }
 
 /*
  * The frames stacks are mostly made of, in a loop of their own with the
- * registers in locals: a return address in one of the last two mappings,
- * its row in the rule cache, CFA from sp or fp, the return address saved
- * at the CFA, fp unchanged or saved there too. Then the next frame's
- * address waits only for the cached row and the stack read. Any other
- * frame, and any check that fails, leaves the loop with the walk still at
- * that frame, untouched, and step() does it the general way (and reports
- * why it stops, if it does). Returns the new frame count.
+ * registers and the last two mappings in locals: a return address in one
+ * of those mappings, its row in the rule cache and of a fast kind (see
+ * rule_kind()), the return address saved below the CFA, fp unchanged or
+ * saved there too. Then the next frame's address waits only for the cached
+ * row and the stack read. Any other frame, and any check that fails,
+ * leaves the loop with the walk still at that frame, untouched, and step()
+ * does it the general way (and reports why it stops, if it does). Returns
+ * the new frame count.
  */
 static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 		       u32 nr)
 {
+	struct uwprof_rule_cache *c = req->cache;
 	const struct uwprof_unwind_map *m0 = w->map[0], *m1 = w->map[1];
-	struct uwprof_rule_cache_ent *e = NULL, *ent = req->cache->ent;
-	u64 pc = w->pc, sp = w->sp, fp = w->fp, limit = w->limit;
-	u32 start = nr, max = req->max_depth;
+	u64 at = w->pc - 1, sp = w->sp, fp = w->fp, last = w->limit - 1;
+	u64 *ips = req->ips + nr, *end = req->ips + req->max_depth;
+	void *env = w->env;
+	struct fast_map f0, f1;
 	bool fp_ok = w->fp_ok;
+	u32 o1 = 0, o2 = 0;
 
-	while (nr < max) {
-		const struct uwprof_unwind_map *m;
+	/* SP rows keep an aligned sp aligned (rule_kind()). */
+	if (sp & (UWPROF_ARCH_SP_ALIGN - 1))
+		return nr;
+	fast_map_load(&f0, m0);
+	fast_map_load(&f1, m1);
+
+	while (ips < end) {
 		struct uwprof_rule_cache_ent *n;
 		const struct uwprof_rule *r;
-		u64 at = pc - 1, vaddr, id, cfa, ra, rec[2];
-		u32 slot;
+		u64 vaddr, id, cfa, ra, fpv, rec[2];
+		u32 off, h;
+		u8 kind;
 
-		if (in_map(m0, at)) {
-			m = m0;
-		} else if (in_map(m1, at)) {
-			m = m1;
-			m1 = m0;
-			m0 = m;
+		if (at - f0.start < f0.len) {
+			vaddr = at - f0.bias;
+			id = f0.id;
+		} else if (at - f1.start < f1.len) {
+			vaddr = at - f1.bias;
+			id = f1.id;
 		} else {
 			break;
 		}
-		if (!m->table || (m->flags & UWPROF_MAP_NO_TABLE))
-			break;
-		vaddr = at - m->bias;
-		id = m->table->id;
-		/* The predicted slot first: a hit is a branch, not a load. */
-		if (e && ent[e->next].vaddr == vaddr &&
-		    ent[e->next].table_id == id && id) {
-			n = &ent[e->next];
-		} else {
-			slot = rule_cache_slot(at);
-			n = &ent[slot];
-			if (n->vaddr != vaddr || n->table_id != id || !id)
+		/*
+		 * The predicted entry first: a hit is a branch, not a load.
+		 * Offsets in next[] are only ever written here, as slot *
+		 * sizeof(entry).
+		 */
+		h = ((o1 + 2 * o2) >> 3) & ((1U << UWPROF_RULE_CACHE_BITS) - 1);
+		off = c->next[h];
+		n = (struct uwprof_rule_cache_ent *)((u8 *)c->ent + off);
+		if (unlikely(n->vaddr != vaddr || n->table_id != id)) {
+			off = rule_cache_slot(at) * sizeof(*n);
+			n = (struct uwprof_rule_cache_ent *)((u8 *)c->ent + off);
+			if (n->vaddr != vaddr || n->table_id != id)
 				break;
-			if (e)
-				e->next = slot;
+			c->next[h] = off;
 		}
-		e = n;
-		r = &e->rule;
-		if (r->flags || r->ra_type != UWPROF_REG_AT_CFA)
-			break;
-		if (r->cfa_type == UWPROF_CFA_SP)
+		kind = n->kind;
+		r = &n->rule;
+		/*
+		 * Every word read lies in [CFA - span, CFA), above sp: below
+		 * the limit once the CFA is.
+		 */
+		if (likely(kind == KIND_FAST)) {
+			/* CFA = sp + cfa_off, ra saved, fp unchanged. */
 			cfa = sp + (u64)r->cfa_off;
-		else if (r->cfa_type == UWPROF_CFA_FP && fp_ok)
-			cfa = fp + (u64)r->cfa_off;
-		else
-			break;
-		if (cfa <= sp || cfa >= limit ||
-		    (cfa & (UWPROF_ARCH_SP_ALIGN - 1)))
-			break;
-		if (r->fp_type == UWPROF_REG_AT_CFA &&
-		    r->fp_off + 8 == r->ra_off) {
-			if (read_words(w, cfa + (s64)r->fp_off, rec, 2))
+			if (cfa > last ||
+			    UWPROF_ENV_READ(env, &ra, cfa + (s64)r->ra_off, 8))
 				break;
-			ra = rec[1];
-		} else if (r->fp_type == UWPROF_REG_SAME ||
-			   r->fp_type == UWPROF_REG_AT_CFA) {
-			if (read_words(w, cfa + (s64)r->ra_off, &ra, 1) ||
-			    (r->fp_type == UWPROF_REG_AT_CFA &&
-			     read_words(w, cfa + (s64)r->fp_off, rec, 1)))
-				break;
+			fpv = fp;
 		} else {
-			break;
+			if (!(kind & KIND_FAST))
+				break;
+			if (kind & KIND_CFA_FP) {
+				cfa = fp + (u64)r->cfa_off;
+				if (!fp_ok || cfa <= sp || cfa - sp < n->span ||
+				    (cfa & (UWPROF_ARCH_SP_ALIGN - 1)))
+					break;
+			} else {
+				cfa = sp + (u64)r->cfa_off;
+			}
+			if (cfa > last)
+				break;
+			if (kind & KIND_PAIR) {
+				if (UWPROF_ENV_READ(env, rec, cfa + (s64)r->fp_off, 16))
+					break;
+				fpv = rec[0];
+				ra = rec[1];
+			} else {
+				fpv = fp;
+				if (UWPROF_ENV_READ(env, &ra, cfa + (s64)r->ra_off, 8) ||
+				    ((kind & KIND_FP_SAVED) &&
+				     UWPROF_ENV_READ(env, &fpv, cfa + (s64)r->fp_off, 8)))
+					break;
+			}
 		}
 		ra = strip_ra(w, ra);
-		if (!ra || ra >= limit)
+		/* 0 ends the stack, else a user address: step() decides. */
+		if (ra - 1 >= last)
 			break;
-		if (r->fp_type == UWPROF_REG_AT_CFA) {
-			fp = rec[0];
+		if (kind & KIND_FP_SAVED) {
+			fp = fpv;
 			fp_ok = true;
 		}
-		pc = ra;
+		at = ra - 1;
 		sp = cfa;
-		req->ips[nr++] = pc;
+		*ips++ = ra;
+		o1 = o2;
+		o2 = off;
 	}
-	w->map[0] = m0;
-	w->map[1] = m1;
-	if (nr != start) {
-		w->pc = pc;
+	/* The mapping of the frame the walk stopped at first, for step(). */
+	if (at - f1.start < f1.len) {
+		w->map[0] = m1;
+		w->map[1] = m0;
+	}
+	if (ips != req->ips + nr) {
+		w->pc = at + 1;
 		w->sp = sp;
 		w->fp = fp;
 		w->fp_ok = fp_ok;
 		w->lr_ok = false;
 	}
-	return nr;
+	return ips - req->ips;
 }
 
 u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,

@@ -132,16 +132,27 @@ struct uwprof_rule_cache_ent {
 	u64 table_id;
 	struct uwprof_rule rule;
 	/*
-	 * The slot the caller's row was found in last time: hot stacks
-	 * repeat, so the next frame's row can be loaded before its return
-	 * address is read. A hint only; the key is always compared.
+	 * The rule decoded once, when the entry is filled, for the walk's
+	 * fast loop (unwind.c); 0 for rows only the general step takes.
 	 */
-	u32 next;
-	u32 __pad;
+	u8 kind;
+	u8 __pad;
+	u16 span;	/* bytes below the CFA the fast loop reads */
+	u32 __pad2;
 };
 
 struct uwprof_rule_cache {
 	struct uwprof_rule_cache_ent ent[1U << UWPROF_RULE_CACHE_BITS];
+	/*
+	 * Where the next frame's row was found last time after the same two
+	 * rows, as a byte offset into ent[], indexed by a hash of those rows'
+	 * offsets: hot stacks repeat, so the next row can be loaded before
+	 * the return address that keys it is read. A hint only; the key is
+	 * always compared. Two rows of context, not one, because a function
+	 * called from several sites has several callers, and the row below
+	 * it often tells which.
+	 */
+	u16 next[1U << UWPROF_RULE_CACHE_BITS];
 };
 
 /* uwprof_unwind_req.flags */

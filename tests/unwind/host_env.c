@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Live-process reader of the host environment: reads a ptrace-stopped
+ * The host environment's reads that are not inline: a ptrace-stopped
  * target with process_vm_readv(), one call per read, like the module's
- * copy_from_user_nofault() does per read.
+ * copy_from_user_nofault() does per read, and the snapshot regions.
  */
 #define _GNU_SOURCE
 #include <sys/uio.h>
 
 #include "unwind_env_host.h"
 
-int uwprof_host_read_process(struct uwprof_host_env *env, void *dst, u64 addr,
-			     size_t n)
+static int read_process(struct uwprof_host_env *env, void *dst, u64 addr,
+			size_t n)
 {
 	struct iovec local = { .iov_base = dst, .iov_len = n };
 	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = n };
@@ -20,4 +20,24 @@ int uwprof_host_read_process(struct uwprof_host_env *env, void *dst, u64 addr,
 		return -EFAULT;
 	}
 	return 0;
+}
+
+int uwprof_host_read_slow(struct uwprof_host_env *env, void *dst, u64 addr,
+			  size_t n)
+{
+	unsigned int i;
+
+	env->reads++;
+	if (env->pid > 0)
+		return read_process(env, dst, addr, n);
+	for (i = 0; i < env->nr_regions; i++) {
+		const struct uwprof_host_region *r = &env->region[i];
+
+		if (addr >= r->start && n <= r->size && addr - r->start <= r->size - n) {
+			memcpy(dst, r->data + (addr - r->start), n);
+			return 0;
+		}
+	}
+	env->read_errors++;
+	return -EFAULT;
 }

@@ -99,9 +99,12 @@ static void make_rules(void)
 	r->fp_off = -24;
 	r->ra_type = UWPROF_REG_AT_CFA;
 	r->ra_off = -8;
+	/* arm64: a signed return address (negate_ra_state). */
+	r->flags = ARM64 ? UWPROF_RULE_PAC : 0;
 
 	r = &rules[R_FPVAL];
 	*r = rules[R_FPFAR];
+	r->flags = 0;
 	r->cfa_off = 16;
 	r->fp_type = UWPROF_REG_VAL_CFA;
 	r->fp_off = 16;
@@ -462,6 +465,94 @@ static void test_stops(struct tap *t, struct world *w)
 	run(w, 0, 64);
 	want[0] = w->regs.pc;
 	expect(t, w, want, 1, UWPROF_STOP_OK, "undefined ra in the first frame: OK");
+}
+
+/*
+ * Frames past the first, where cached rows take the walk's fast loop: one
+ * of each kind it takes (CFA from sp with ra alone, with fp saved apart,
+ * CFA from fp with the pair), and the frames it must hand back to the
+ * general step, which then reports the same as an uncached walk (run()
+ * compares them). x86_64 and arm64 share the layout from S + 8 up:
+ * A (CFA S+16, ra at S+8; arm64 fp at S) <- FPFAR (CFA S+48, fp at S+24,
+ * ra at S+40) <- FP (CFA fp+16, record at fp = S+64) <- A (CFA S+96, ra at
+ * S+88; arm64 fp at S+80) <- OUTER.
+ */
+static void build_kinds(struct world *w, const u64 *want)
+{
+	w->regs.pc = want[0];
+	w->regs.sp = S;
+	w->regs.fp = 0x1234;
+	put(w, S, 0x5678);
+	put(w, S + 8, want[1]);
+	put(w, S + 24, S + 64);
+	/* arm64: FPFAR's ra is signed. */
+	put(w, S + 40, want[2] | (ARM64 ? 0x2cULL << 48 : 0));
+	put(w, S + 64, S + 200);
+	put(w, S + 72, want[3]);
+	put(w, S + 80, S + 300);
+	put(w, S + 88, want[4]);
+}
+
+static void test_fast_kinds(struct tap *t, struct world *w)
+{
+	u64 want[] = { TEXT + F_A + 0x10, TEXT + F_FPFAR + 0x10, TEXT + F_FP + 0x10,
+		       TEXT + F_A + 0x30, TEXT + F_OUTER + 4 };
+	u32 walks = w->cached_walks;
+
+	world_init(w);
+	build_kinds(w, want);
+	run(w, 0, 64);
+	expect(t, w, want, 5, UWPROF_STOP_OK,
+	       "cached kinds: CFA from sp with fp kept and saved apart, CFA from fp");
+	run(w, 0, 3);
+	expect(t, w, want, 3, UWPROF_STOP_DEPTH, "cached kinds: max_depth inside the fast frames");
+
+	/*
+	 * CFA from fp only 8 above sp: FP's record would start below sp.
+	 * The general step reads it anyway: fp, then ra 0 at S+48 (x86_64),
+	 * or the CFA is misaligned (arm64).
+	 */
+	world_init(w);
+	build_kinds(w, want);
+	put(w, S + 24, S + 40);
+	put(w, S + 48, 0);
+	run(w, 0, 64);
+	expect(t, w, want, 3, ARM64 ? UWPROF_STOP_BAD_SP : UWPROF_STOP_OK,
+	       "cached kinds: CFA from fp with its record below sp");
+
+	/* fp restored near the user limit: CFA from it is above. */
+	world_init(w);
+	build_kinds(w, want);
+	put(w, S + 24, LIMIT - 8);
+	run(w, 0, 64);
+	expect(t, w, want, 3, UWPROF_STOP_BAD_SP, "cached kinds: CFA from fp above the limit");
+
+	/* A return address of 0 and one above user space. */
+	world_init(w);
+	build_kinds(w, want);
+	put(w, S + 72, 0);
+	run(w, 0, 64);
+	expect(t, w, want, 3, UWPROF_STOP_OK, "cached kinds: return address 0 ends the stack");
+	put(w, S + 72, LIMIT + 0x1000);
+	if (ARM64) {
+		/* No strip: the address stays kernel-like; FPFAR's ra unsigned. */
+		w->env.va_bits = 64;
+		put(w, S + 40, want[2]);
+	}
+	run(w, 0, 64);
+	expect(t, w, want, 3, UWPROF_STOP_BAD_PC, "cached kinds: kernel return address: BAD_PC");
+
+	/* The snapshot ends inside the second A frame: READ. */
+	world_init(w);
+	want[1] = TEXT + F_A + 0x30;
+	w->regs.pc = want[0];
+	w->regs.sp = STACK + 8 * STACK_WORDS - 16;
+	put(w, w->regs.sp + 8, want[1]);
+	run(w, 0, 64);
+	expect(t, w, want, 2, UWPROF_STOP_READ, "cached kinds: stack read past the snapshot: READ");
+
+	tap_ok(t, w->cached_walks - walks == 14, "cached kinds: %u walks through the cache",
+	       w->cached_walks - walks);
 }
 
 /* How the caller's fp is recovered when it is not next to ra. */
@@ -843,6 +934,7 @@ int main(void)
 	test_chain(&t, w);
 	test_cache_replace(&t, w);
 	test_stops(&t, w);
+	test_fast_kinds(&t, w);
 	test_fp_rules(&t, w);
 	test_fp(&t, w);
 	test_signal(&t, w, BY_ROW);
