@@ -37,10 +37,11 @@ static void uwprof_lifecycle_drop(u32 tgid, bool exec)
 {
 	struct uwprof_sampler *sp;
 	struct uwprof_session *s;
-	bool had = false, dropped;
+	bool had = false, dropped, traced;
 
 	rcu_read_lock();
 	sp = rcu_dereference(uwprof_active);
+	traced = sp && uwprof_sample_traced(sp, tgid);
 	list_for_each_entry_rcu(s, &uwprof_sessions, list) {
 		dropped = uwprof_store_proc_drop(s, tgid);
 		if (dropped) {
@@ -50,9 +51,8 @@ static void uwprof_lifecycle_drop(u32 tgid, bool exec)
 		/* Held before the EXIT record below tells the reader. */
 		if (!exec)
 			uwprof_hold_exit(s, tgid);
-		else if (dropped && sp && sp->s == s &&
-			 (sp->flags & UWPROF_START_HOLD_EXEC) &&
-			 uwprof_sample_traced(sp, tgid))
+		else if (dropped && traced && sp->s == s &&
+			 (sp->flags & UWPROF_START_HOLD_EXEC))
 			uwprof_hold_exec(s, tgid);
 	}
 	/*
@@ -62,8 +62,8 @@ static void uwprof_lifecycle_drop(u32 tgid, bool exec)
 	 * no list yet when it forked would otherwise first be heard of by a
 	 * sample that cannot be unwound).
 	 */
-	if (sp && (had || exec || !(sp->flags & UWPROF_START_SYSTEM_WIDE)) &&
-	    uwprof_sample_traced(sp, tgid)) {
+	if (traced &&
+	    (had || exec || !(sp->flags & UWPROF_START_SYSTEM_WIDE))) {
 		preempt_disable();
 		uwprof_sample_emit_exit(sp, tgid, exec);
 		preempt_enable();
