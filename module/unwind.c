@@ -454,13 +454,25 @@ static u32 step(struct walk *w, const struct uwprof_unwind_req *req,
 }
 
 /*
- * A mapping as the fast loop tests it: 'at' is inside when at - start <
- * len, one compare. id 0 (no table, or UWPROF_MAP_NO_TABLE) matches no
- * filled cache entry, so such a mapping leaves the loop at its first frame.
+ * The older of the two rows that index the next-row hints (struct
+ * uwprof_rule_cache), mixed: known a frame ahead, so the multiply stays
+ * off the path that waits for the hint.
+ */
+static __always_inline u32 next_mix(u32 off)
+{
+	return (off * 0x9e3779b1U) >> (32 - UWPROF_RULE_CACHE_NEXT_BITS);
+}
+
+/*
+ * A mapping as the fast loop keys rows of it: its bias, and its table's id
+ * when every row of the table lies inside the mapping. A cached row is
+ * only ever filled for a vaddr its table covers (rule_find()), so a row of
+ * that table matching at - bias proves that at is in the mapping: no range
+ * check. Otherwise (no table, UWPROF_MAP_NO_TABLE, a table reaching past
+ * the mapping) id is 0, which no filled entry has (an empty one has kind 0
+ * and leaves the loop), and the loop finds the mapping by its range.
  */
 struct fast_map {
-	u64 start;
-	u64 len;
 	u64 bias;
 	u64 id;
 };
@@ -468,35 +480,54 @@ struct fast_map {
 static __always_inline void fast_map_load(struct fast_map *f,
 					  const struct uwprof_unwind_map *m)
 {
-	f->start = m ? m->start : 0;
-	f->len = m ? m->end - m->start : 0;
+	const struct uwprof_table *t;
+	u64 d, len;
+
 	f->bias = m ? m->bias : 0;
-	f->id = m && m->table && !(m->flags & UWPROF_MAP_NO_TABLE) ?
-		m->table->id : 0;
+	f->id = 0;
+	if (!m || !m->table || (m->flags & UWPROF_MAP_NO_TABLE))
+		return;
+	t = m->table;
+	/* The first row's distance from the mapping's start, in vaddrs. */
+	d = t->base + t->pc[0] - (m->start - m->bias);
+	len = m->end - m->start;
+	if (d <= len && t->span - t->pc[0] <= len - d)
+		f->id = t->id;
+}
+
+/* Whether cached row n is the one for 'at' in mapping m. */
+static __always_inline bool row_of(const struct uwprof_rule_cache_ent *n,
+				   const struct uwprof_unwind_map *m, u64 at)
+{
+	return m && at - m->start < m->end - m->start && m->table &&
+	       !(m->flags & UWPROF_MAP_NO_TABLE) &&
+	       n->table_id == m->table->id && n->vaddr == at - m->bias;
 }
 
 /*
  * The frames stacks are mostly made of, in a loop of their own with the
- * registers and the last two mappings in locals: a return address in one
- * of those mappings, its row in the rule cache and of a fast kind (see
- * rule_kind()), the return address saved below the CFA, fp unchanged or
- * saved there too. Then the next frame's address waits only for the cached
- * row and the stack read. Any other frame, and any check that fails,
- * leaves the loop with the walk still at that frame, untouched, and step()
- * does it the general way (and reports why it stops, if it does). Returns
- * the new frame count.
+ * registers and the last two mappings in locals: a row in the rule cache
+ * of a fast kind (see rule_kind()), the return address saved below the
+ * CFA, fp unchanged or saved there too. The row is looked for first where
+ * the rows before it predict, so the next frame's address waits only for
+ * the cached row and the stack read; a pc in another mapping finds it by
+ * uwprof_maps_find() without leaving the loop. Any other frame, and any
+ * check that fails, leaves the loop with the walk still at that frame,
+ * untouched, and step() does it the general way (and reports why it
+ * stops, if it does). Returns the new frame count.
  */
 static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 		       u32 nr)
 {
 	struct uwprof_rule_cache *c = req->cache;
 	const struct uwprof_unwind_map *m0 = w->map[0], *m1 = w->map[1];
-	u64 at = w->pc - 1, sp = w->sp, fp = w->fp, last = w->limit - 1;
+	u64 at = w->exact ? w->pc : w->pc - 1, sp = w->sp, fp = w->fp;
+	u64 last = w->limit - 1;
 	u64 *ips = req->ips + nr, *end = req->ips + req->max_depth;
 	void *env = w->env;
 	struct fast_map f0, f1;
 	bool fp_ok = w->fp_ok;
-	u32 o1 = 0, o2 = 0;
+	u32 g = 0, o2 = 0;
 
 	/* SP rows keep an aligned sp aligned (rule_kind()). */
 	if (sp & (UWPROF_ARCH_SP_ALIGN - 1))
@@ -505,34 +536,35 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 	fast_map_load(&f1, m1);
 
 	while (ips < end) {
+		const struct uwprof_unwind_map *m;
 		struct uwprof_rule_cache_ent *n;
 		const struct uwprof_rule *r;
-		u64 vaddr, id, cfa, ra, fpv, rec[2];
+		u64 cfa, ra, fpv, rec[2];
 		u32 off, h;
 		u8 kind;
 
-		if (at - f0.start < f0.len) {
-			vaddr = at - f0.bias;
-			id = f0.id;
-		} else if (at - f1.start < f1.len) {
-			vaddr = at - f1.bias;
-			id = f1.id;
-		} else {
-			break;
-		}
 		/*
 		 * The predicted entry first: a hit is a branch, not a load.
 		 * Offsets in next[] are only ever written here, as slot *
 		 * sizeof(entry).
 		 */
-		h = ((o1 + 2 * o2) >> 3) & ((1U << UWPROF_RULE_CACHE_BITS) - 1);
+		h = (g ^ (o2 >> 3)) & ((1U << UWPROF_RULE_CACHE_NEXT_BITS) - 1);
 		off = c->next[h];
 		n = (struct uwprof_rule_cache_ent *)((u8 *)c->ent + off);
-		if (unlikely(n->vaddr != vaddr || n->table_id != id)) {
+		if (unlikely((n->table_id != f0.id || n->vaddr != at - f0.bias) &&
+			     (n->table_id != f1.id || n->vaddr != at - f1.bias))) {
 			off = rule_cache_slot(at) * sizeof(*n);
 			n = (struct uwprof_rule_cache_ent *)((u8 *)c->ent + off);
-			if (n->vaddr != vaddr || n->table_id != id)
-				break;
+			if (!row_of(n, m0, at) && !row_of(n, m1, at)) {
+				/* Another mapping: it becomes the last one hit. */
+				m = uwprof_maps_find(req->maps, req->nr_maps, at);
+				if (!row_of(n, m, at))
+					break;
+				m1 = m0;
+				m0 = m;
+				f1 = f0;
+				fast_map_load(&f0, m0);
+			}
 			c->next[h] = off;
 		}
 		kind = n->kind;
@@ -585,13 +617,16 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 		at = ra - 1;
 		sp = cfa;
 		*ips++ = ra;
-		o1 = o2;
+		g = next_mix(o2);
 		o2 = off;
 	}
 	/* The mapping of the frame the walk stopped at first, for step(). */
-	if (at - f1.start < f1.len) {
+	if (m1 && at - m1->start < m1->end - m1->start) {
 		w->map[0] = m1;
 		w->map[1] = m0;
+	} else {
+		w->map[0] = m0;
+		w->map[1] = m1;
 	}
 	if (ips != req->ips + nr) {
 		w->pc = at + 1;
@@ -599,6 +634,7 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 		w->fp = fp;
 		w->fp_ok = fp_ok;
 		w->lr_ok = false;
+		w->exact = false;
 	}
 	return ips - req->ips;
 }
@@ -638,7 +674,7 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 	req->ips[nr++] = w.pc;
 
 	for (;;) {
-		if (req->cache && !w.exact)
+		if (req->cache)
 			nr = walk_cached(&w, req, nr);
 		if (nr >= req->max_depth) {
 			res->stop = UWPROF_STOP_DEPTH;

@@ -126,6 +126,7 @@ struct uwprof_regs {
  * keeps one per CPU, inside the ring guard).
  */
 #define UWPROF_RULE_CACHE_BITS	8
+#define UWPROF_RULE_CACHE_NEXT_BITS	11
 
 struct uwprof_rule_cache_ent {
 	u64 vaddr;
@@ -152,7 +153,7 @@ struct uwprof_rule_cache {
 	 * called from several sites has several callers, and the row below
 	 * it often tells which.
 	 */
-	u16 next[1U << UWPROF_RULE_CACHE_BITS];
+	u16 next[1U << UWPROF_RULE_CACHE_NEXT_BITS];
 };
 
 /* uwprof_unwind_req.flags */
