@@ -493,9 +493,14 @@ static void build_kinds(struct world *w, const u64 *want)
 	put(w, S + 88, want[4]);
 }
 
+/*
+ * The first pc is A + 0x18, not + 0x10, so A's row is not in cache slot 0:
+ * the hint for the second frame then has a context of its own, not the one
+ * every walk starts from, and the fast loop finds FPFAR's row by the hint.
+ */
 static void test_fast_kinds(struct tap *t, struct world *w)
 {
-	u64 want[] = { TEXT + F_A + 0x10, TEXT + F_FPFAR + 0x10, TEXT + F_FP + 0x10,
+	u64 want[] = { TEXT + F_A + 0x18, TEXT + F_FPFAR + 0x10, TEXT + F_FP + 0x10,
 		       TEXT + F_A + 0x30, TEXT + F_OUTER + 4 };
 	u32 walks = w->cached_walks;
 
@@ -506,6 +511,22 @@ static void test_fast_kinds(struct tap *t, struct world *w)
 	       "cached kinds: CFA from sp with fp kept and saved apart, CFA from fp");
 	run(w, 0, 3);
 	expect(t, w, want, 3, UWPROF_STOP_DEPTH, "cached kinds: max_depth inside the fast frames");
+
+	/*
+	 * A mapping that ends before its table's last rows: a cached row no
+	 * longer proves the pc is in it, and the loop checks its range.
+	 */
+	world_init(w);
+	build_kinds(w, want);
+	w->maps[0].end = TEXT + F_FPREG;
+	run(w, 0, 64);
+	run(w, 0, 64);
+	expect(t, w, want, 5, UWPROF_STOP_OK, "cached kinds: a mapping shorter than its table");
+	/* ... and a return address past its end, whose row is cached: NO_MAP. */
+	w->maps[0].end = TEXT + F_FPFAR;
+	run(w, 0, 64);
+	expect(t, w, want, 2, UWPROF_STOP_NO_MAP,
+	       "cached kinds: a cached row past the end of a shorter mapping");
 
 	/*
 	 * CFA from fp only 8 above sp: FP's record would start below sp.
@@ -551,7 +572,7 @@ static void test_fast_kinds(struct tap *t, struct world *w)
 	run(w, 0, 64);
 	expect(t, w, want, 2, UWPROF_STOP_READ, "cached kinds: stack read past the snapshot: READ");
 
-	tap_ok(t, w->cached_walks - walks == 14, "cached kinds: %u walks through the cache",
+	tap_ok(t, w->cached_walks - walks == 20, "cached kinds: %u walks through the cache",
 	       w->cached_walks - walks);
 }
 
