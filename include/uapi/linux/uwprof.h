@@ -276,6 +276,7 @@ struct uwprof_stats {
 	__u64	fp_frames;		/* frames found by fp fallback */
 	__u64	unknown_maps;		/* UWPROF_REC_UNKNOWN_MAP records written */
 	__u64	stop[UWPROF_STOP__COUNT];
+	/* Samples by the time their stack walks took, kernel and user. */
 	__u64	unwind_ns_hist[UWPROF_HIST_BUCKETS];
 	__u64	tables;			/* objects loaded */
 	__u64	table_bytes;
