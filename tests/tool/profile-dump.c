@@ -12,9 +12,13 @@
  *	the samples whose leaf lies in a function of the chain inside an
  *	object whose path contains LIB, counts those whose frames from the
  *	leaf up are a leaf-side part of the chain ending exactly at ROOT.
- *	Prints "leaf=N complete=M pids=P tids=T other=O" (O: samples in LIB
- *	outside the chain's functions, such as its constructors, which run
- *	outside main) and up to five incomplete stacks.
+ *	Prints "leaf=N complete=M pids=P tids=T other=O window=W" (O:
+ *	samples in LIB outside the chain's functions, such as its
+ *	constructors, which run outside main; W: incomplete chain leaves
+ *	that are only their leaf, stopped at NO_MAP, and taken before every
+ *	complete one of their process: the module had no mapping for LIB
+ *	yet, as after a dlopen until the recorder uploads it) and up to five
+ *	incomplete stacks.
  *
  * Exit: 0, 1 on an unreadable or corrupt file (the reader's message).
  */
@@ -192,11 +196,44 @@ static int count_u32(uint32_t *v, size_t *n, uint32_t x)
 	return 1;
 }
 
+enum chain_state { CH_NONE, CH_COMPLETE, CH_LEAF_ONLY };
+
+/*
+ * Leaf-only samples (only their leaf, stopped at NO_MAP) taken before the
+ * first complete sample of the same process.
+ */
+static uint64_t count_window(const struct uwprof_pf *pf,
+			     const unsigned char *state)
+{
+	uint64_t n = 0;
+	size_t i, j;
+
+	for (i = 0; i < pf->nr_samples; i++) {
+		uint64_t t = pf->samples[i].time_ns;
+		int later_ok = 0;
+
+		if (state[i] != CH_LEAF_ONLY)
+			continue;
+		for (j = 0; j < pf->nr_samples && !later_ok; j++)
+			later_ok = state[j] == CH_COMPLETE &&
+				   pf->samples[j].pid == pf->samples[i].pid &&
+				   pf->samples[j].time_ns > t;
+		for (j = 0; j < pf->nr_samples && later_ok; j++)
+			if (state[j] == CH_COMPLETE &&
+			    pf->samples[j].pid == pf->samples[i].pid &&
+			    pf->samples[j].time_ns < t)
+				later_ok = 0;
+		n += later_ok;
+	}
+	return n;
+}
+
 static int do_chain(const struct uwprof_pf *pf, const char *lib, char *chain)
 {
 	const char *rc[64];
 	int nrc = 0, printed = 0;
-	uint64_t leaf = 0, complete = 0, other = 0;
+	uint64_t leaf = 0, complete = 0, other = 0, window = 0;
+	unsigned char *state;
 	struct syms s = { 0 };
 	uint32_t *pids, *tids;
 	size_t npids = 0, ntids = 0, i;
@@ -214,7 +251,8 @@ static int do_chain(const struct uwprof_pf *pf, const char *lib, char *chain)
 	}
 	pids = calloc(pf->nr_samples + 1, sizeof(*pids));
 	tids = calloc(pf->nr_samples + 1, sizeof(*tids));
-	if (!pids || !tids)
+	state = calloc(pf->nr_samples + 1, sizeof(*state));
+	if (!pids || !tids || !state)
 		return 1;
 	for (i = 0; i < pf->nr_samples; i++) {
 		const struct uwprof_pf_sample *sm = &pf->samples[i];
@@ -242,7 +280,13 @@ static int do_chain(const struct uwprof_pf *pf, const char *lib, char *chain)
 			complete++;
 			count_u32(pids, &npids, sm->pid);
 			count_u32(tids, &ntids, sm->tid);
-		} else if (printed++ < 5) {
+			state[i] = CH_COMPLETE;
+		} else if (sm->nr_user == 1 &&
+			   (sm->flags & UWPROF_SAMPLE_STOP_MASK) ==
+			   UWPROF_STOP_NO_MAP) {
+			state[i] = CH_LEAF_ONLY;
+		}
+		if (!ok && printed++ < 5) {
 			printf("# incomplete: pid %u stop %u frames %u:", sm->pid,
 			       sm->flags & UWPROF_SAMPLE_STOP_MASK, sm->nr_user);
 			for (k = 0; k < sm->nr_user && k < 8; k++)
@@ -251,9 +295,11 @@ static int do_chain(const struct uwprof_pf *pf, const char *lib, char *chain)
 			printf("\n");
 		}
 	}
-	printf("leaf=%llu complete=%llu pids=%zu tids=%zu other=%llu\n",
+	window = count_window(pf, state);
+	printf("leaf=%llu complete=%llu pids=%zu tids=%zu other=%llu window=%llu\n",
 	       (unsigned long long)leaf, (unsigned long long)complete, npids,
-	       ntids, (unsigned long long)other);
+	       ntids, (unsigned long long)other, (unsigned long long)window);
+	free(state);
 	return 0;
 }
 
