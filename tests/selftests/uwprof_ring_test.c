@@ -56,8 +56,8 @@ static void uwt_check_identities(struct __test_metadata *_metadata, int fd,
 	       st.skipped_throttle,
 	       rd->c.samples, rd->c.lost, rd->c.unknown);
 	EXPECT_EQ(0, rd->c.bad);
-	EXPECT_EQ(st.events, st.samples + st.lost_samples + st.skipped_kthread +
-		  st.skipped_compat + st.skipped_filter + st.skipped_throttle);
+	EXPECT_EQ(st.events, st.samples + st.lost_samples +
+		  uwt_events_skipped(&st));
 	EXPECT_EQ(st.lost, uwt_ctl_lost(r));
 	EXPECT_LE(st.lost_samples, st.lost);
 	if (all_records_read) {
@@ -188,8 +188,7 @@ TEST_F(ring, garbage_tail)
 
 		ASSERT_EQ(0, uwt_stats(self->fd, &st));
 		EXPECT_EQ(st.events, st.samples + st.lost_samples +
-			  st.skipped_kthread + st.skipped_compat +
-			  st.skipped_filter + st.skipped_throttle);
+			  uwt_events_skipped(&st));
 		EXPECT_EQ(st.lost, uwt_ctl_lost(&self->r));
 	}
 }

@@ -348,8 +348,8 @@ TEST_F(sampling, cpu_budget)
 	       (unsigned long long)upper, (unsigned long long)allowed,
 	       (unsigned long long)ms);
 	EXPECT_EQ(0, self->rd.c.bad);
-	EXPECT_EQ(st.events, st.samples + st.lost_samples + st.skipped_kthread +
-		  st.skipped_compat + st.skipped_filter + st.skipped_throttle);
+	EXPECT_EQ(st.events, st.samples + st.lost_samples +
+		  uwt_events_skipped(&st));
 	EXPECT_EQ(st.samples, self->rd.c.samples);
 	EXPECT_GT(st.samples, 0);
 	EXPECT_GT(st.skipped_throttle, 0);
@@ -366,8 +366,8 @@ TEST_F(sampling, cpu_budget)
 	       st.events, st.samples, st.skipped_throttle);
 	EXPECT_EQ(0, st.skipped_throttle);
 	EXPECT_GT(st.samples, 0);
-	EXPECT_EQ(st.events, st.samples + st.lost_samples + st.skipped_kthread +
-		  st.skipped_compat + st.skipped_filter);
+	EXPECT_EQ(st.events, st.samples + st.lost_samples +
+		  uwt_events_skipped(&st));
 }
 
 /* A process that spends its time in system calls. */

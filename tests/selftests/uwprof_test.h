@@ -364,6 +364,17 @@ static inline int uwt_start(int fd, uint32_t flags, uint32_t freq,
 	return uwt_ioctl(fd, UWPROF_IOC_START, &a);
 }
 
+/*
+ * Overflow-handler calls that took no sample, by every skipped_* reason of
+ * the uapi header's identity: once sampling stopped,
+ * events == samples + lost_samples + this.
+ */
+static inline uint64_t uwt_events_skipped(const struct uwprof_stats *st)
+{
+	return st->skipped_kthread + st->skipped_compat + st->skipped_filter +
+	       st->skipped_throttle;
+}
+
 static inline int uwt_stats(int fd, struct uwprof_stats *st)
 {
 	memset(st, 0, sizeof(*st));

@@ -121,8 +121,7 @@ static void check_identities(const char *what, int fd, struct drainer *d)
 		tap(false, "%s: STATS failed", what);
 		return;
 	}
-	taken = st.events - st.skipped_kthread - st.skipped_compat -
-		st.skipped_filter - st.skipped_throttle;
+	taken = st.events - uwt_events_skipped(&st);
 	printf("# %s: walk time per sample: median below %llu ns, p99 below %llu ns; %llu samples skipped over the CPU share\n",
 	       what, 64ULL << (hist_quantile(&st, 50) + 1),
 	       64ULL << (hist_quantile(&st, 99) + 1),

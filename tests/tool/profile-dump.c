@@ -199,8 +199,8 @@ static int count_u32(uint32_t *v, size_t *n, uint32_t x)
 enum chain_state { CH_NONE, CH_COMPLETE, CH_LEAF_ONLY };
 
 /*
- * Leaf-only samples (only their leaf, stopped at NO_MAP) taken before the
- * first complete sample of the same process.
+ * Leaf-only samples (only their leaf, stopped at NO_MAP) taken before
+ * every complete sample of the same process, which must have one.
  */
 static uint64_t count_window(const struct uwprof_pf *pf,
 			     const unsigned char *state)
@@ -209,21 +209,16 @@ static uint64_t count_window(const struct uwprof_pf *pf,
 	size_t i, j;
 
 	for (i = 0; i < pf->nr_samples; i++) {
-		uint64_t t = pf->samples[i].time_ns;
-		int later_ok = 0;
+		uint64_t first = UINT64_MAX;
 
 		if (state[i] != CH_LEAF_ONLY)
 			continue;
-		for (j = 0; j < pf->nr_samples && !later_ok; j++)
-			later_ok = state[j] == CH_COMPLETE &&
-				   pf->samples[j].pid == pf->samples[i].pid &&
-				   pf->samples[j].time_ns > t;
-		for (j = 0; j < pf->nr_samples && later_ok; j++)
+		for (j = 0; j < pf->nr_samples; j++)
 			if (state[j] == CH_COMPLETE &&
 			    pf->samples[j].pid == pf->samples[i].pid &&
-			    pf->samples[j].time_ns < t)
-				later_ok = 0;
-		n += later_ok;
+			    pf->samples[j].time_ns < first)
+				first = pf->samples[j].time_ns;
+		n += pf->samples[i].time_ns < first && first != UINT64_MAX;
 	}
 	return n;
 }
