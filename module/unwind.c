@@ -282,12 +282,32 @@ static bool at_sigreturn(struct walk *w)
 }
 
 /*
- * arm64 code without unwind info entered from another object (the vDSO,
- * whose linker script drops .eh_frame) is often a leaf that never pushes a
- * frame record: in the first frame its return address is still in lr and
- * its caller's sp is sp. fp then belongs to some outer frame, so following
- * it would skip the caller. A record the function did push holds that same
- * lr, which tells the two apart.
+ * Whether the call just before lr is a direct call to the code holding pc:
+ * a bl whose target lies at most UWPROF_LEAF_MAX_SIZE below pc, made from
+ * outside [target, pc]. A stale lr, left by a call the function itself
+ * made, points after a call to some other function, or into the function.
+ */
+static bool lr_calls_pc(struct walk *w)
+{
+	u64 call = w->lr - 4, target;
+	u8 code[4];
+
+	if (!range_ok(w, call, sizeof(code)) ||
+	    UWPROF_ENV_READ(w->env, code, call, sizeof(code)) ||
+	    !uwprof_arch_call_target(code, call, &target))
+		return false;
+	return target <= w->pc && w->pc - target <= UWPROF_LEAF_MAX_SIZE &&
+	       (call < target || call > w->pc);
+}
+
+/*
+ * arm64 code without a row (the vDSO, whose linker script drops .eh_frame;
+ * code without CFI) is often a leaf that never pushes a frame record: in
+ * the first frame its return address is still in lr and its caller's sp
+ * is sp. fp then belongs to some outer frame, so following it would skip
+ * the caller. A record the function did push holds that same lr; lr into
+ * another object, or after a direct call to pc's code, is a return
+ * address the function has not saved yet.
  */
 static bool leaf_in_lr(struct walk *w)
 {
@@ -295,14 +315,14 @@ static bool leaf_in_lr(struct walk *w)
 	u64 rec[2];
 
 	if (UWPROF_ARCH_LR_REGNO < 0 || !w->lr_ok || !w->exact || !w->lr ||
-	    w->lr >= w->limit || (m && w->lr >= m->start && w->lr < m->end) ||
+	    w->lr >= w->limit ||
 	    !uwprof_maps_find(w->req->maps, w->req->nr_maps, w->lr - 1))
 		return false;
 	if (w->fp_ok && w->fp >= w->sp && w->fp - w->sp <= UWPROF_FP_MAX_FRAME &&
 	    !(w->fp & (UWPROF_ARCH_FP_ALIGN - 1)) && !read_words(w, w->fp, rec, 2) &&
-	    strip_ra(w, rec[1]) == w->lr)
+	    strip_ra(w, rec[1]) == strip_ra(w, w->lr))
 		return false;
-	return true;
+	return !m || w->lr < m->start || w->lr >= m->end || lr_calls_pc(w);
 }
 
 /* No row to follow: signal trampoline by its code, else frame pointers. */
@@ -314,7 +334,7 @@ static u32 step_no_row(struct walk *w, u32 flags, u32 reason, u32 *fp_used)
 		return STEP_STOP(reason);
 	*fp_used = 1;
 	if (leaf_in_lr(w))
-		return step_to(w, w->lr, w->sp, false, true);
+		return step_to(w, strip_ra(w, w->lr), w->sp, false, true);
 	return step_fp(w);
 }
 

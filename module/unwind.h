@@ -157,6 +157,13 @@ struct uwprof_rule_cache {
 };
 
 /* uwprof_unwind_req.flags */
+/*
+ * How far into a function without a frame record pc may be for a direct
+ * call to that function's start to prove lr its return address: leaf code
+ * is short, and a longer reach would accept calls to unrelated functions.
+ */
+#define UWPROF_LEAF_MAX_SIZE	4096
+
 #define UWPROF_UNWIND_NO_FP_FALLBACK	BIT(0)	/* tables only */
 
 /* What to unwind: all inputs of uwprof_unwind_user(). */

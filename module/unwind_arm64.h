@@ -89,4 +89,21 @@ static inline bool uwprof_arch_is_sigreturn(const u8 *c)
 	return true;
 }
 
+/*
+ * The target of a direct call: bl <imm26 words>, little-endian. Indirect
+ * calls (blr) name no target and return false.
+ */
+static inline bool uwprof_arch_call_target(const u8 *c, u64 at, u64 *target)
+{
+	u32 insn = c[0] | c[1] << 8 | c[2] << 16 | (u32)c[3] << 24;
+	s64 words = insn & 0x03ffffff;
+
+	if ((insn & 0xfc000000) != 0x94000000)
+		return false;
+	if (words & 0x02000000)
+		words -= 0x04000000;
+	*target = at + (u64)(words * 4);
+	return true;
+}
+
 #endif /* _UWPROF_UNWIND_ARM64_H */

@@ -81,4 +81,13 @@ static inline bool uwprof_arch_is_sigreturn(const u8 *c)
 	return true;
 }
 
+/* The return address is on the stack, never in a register. */
+static inline bool uwprof_arch_call_target(const u8 *c, u64 at, u64 *target)
+{
+	(void)c;
+	(void)at;
+	(void)target;
+	return false;
+}
+
 #endif /* _UWPROF_UNWIND_X86_64_H */

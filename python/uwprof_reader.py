@@ -440,6 +440,8 @@ class Session:
 
 # ---- ELF helpers (64-bit little-endian objects, as on x86_64 and arm64)
 
+PF_X, PF_W, PF_R = 1, 2, 4
+
 def _elf_phdrs(data):
     if data[:4] != b'\x7fELF' or data[4] != 2 or data[5] != 1:
         raise ValueError('not a 64-bit little-endian ELF object')
@@ -449,16 +451,26 @@ def _elf_phdrs(data):
         yield struct.unpack_from('<IIQQQQQQ', data, phoff + i * phentsize)
 
 
-def elf_bias(path, start, offset):
-    """Bias of a mapping of 'path' at 'start' from file 'offset':
-    object vaddr = pc - bias, from the PT_LOAD holding that offset."""
+def elf_bias(path, start, offset, flags=PF_R | PF_X):
+    """Bias of a mapping of 'path' at 'start' from file 'offset' with the
+    permissions 'flags' (PF_R | PF_W | PF_X): object vaddr = pc - bias.
+    Linkers may start a segment in the file page where the previous one
+    ends (LLD, gold), so the PT_LOAD is chosen by offset and permissions."""
     with open(path, 'rb') as f:
         head = f.read(65536)
     page = mmap.PAGESIZE
-    for p_type, _, p_offset, p_vaddr, _, p_filesz, _, _ in _elf_phdrs(head):
-        if p_type == 1 and (p_offset & ~(page - 1)) <= offset < p_offset + max(p_filesz, 1):
-            return start - offset - (p_vaddr - p_offset)
-    raise ValueError('%s: no PT_LOAD holds offset %#x' % (path, offset))
+    found = None
+    for p_type, p_flags, p_offset, p_vaddr, _, p_filesz, _, _ in _elf_phdrs(head):
+        if p_type != 1 or not (p_offset & ~(page - 1)) <= offset < p_offset + max(p_filesz, 1):
+            continue
+        if p_flags & 7 == flags & 7:
+            found = (p_offset, p_vaddr, p_flags & PF_X)
+            break
+        if found is None or (p_flags & flags & PF_X and not found[2]):
+            found = (p_offset, p_vaddr, p_flags & PF_X)
+    if found is None:
+        raise ValueError('%s: no PT_LOAD holds offset %#x' % (path, offset))
+    return start - offset - (found[1] - found[0])
 
 
 def proc_maps(pid, objects):
@@ -476,10 +488,13 @@ def proc_maps(pid, objects):
             if start >= 1 << 56:
                 continue                # [vsyscall]: kernel half
             offset = int(parts[2], 16)
+            flags = PF_X | (PF_R if parts[1][0] == 'r' else 0) | \
+                (PF_W if parts[1][1] == 'w' else 0)
             path = parts[5].strip() if len(parts) > 5 else ''
             oid = real.get(path)
             if oid:
-                out.append((start, end, elf_bias(path, start, offset), oid, 0))
+                out.append((start, end, elf_bias(path, start, offset, flags),
+                            oid, 0))
             else:
                 out.append((start, end, start - offset, 0, MAP_NO_TABLE))
     return out

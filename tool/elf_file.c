@@ -113,6 +113,12 @@ static int elf_sec_load(struct uwprof_elf *e, Elf_Scn *scn, GElf_Shdr *sh,
 	return 0;
 }
 
+static int elf_is_plt(const char *name)
+{
+	return !strcmp(name, ".plt") || !strcmp(name, ".plt.sec") ||
+	       !strcmp(name, ".plt.got") || !strcmp(name, ".iplt");
+}
+
 static int elf_scan_sections(struct uwprof_elf *e, char *err, size_t errlen)
 {
 	size_t shstrndx;
@@ -147,6 +153,10 @@ static int elf_scan_sections(struct uwprof_elf *e, char *err, size_t errlen)
 		} else if (!strcmp(name, ".zdebug_frame")) {
 			ret = elf_sec_load(e, scn, &sh, ".zdebug_frame", 1,
 					   &e->debug_frame, err, errlen);
+		} else if (elf_is_plt(name) && e->nr_plt < UWPROF_ELF_MAX_PLT &&
+			   sh.sh_type == SHT_PROGBITS) {
+			ret = elf_sec_load(e, scn, &sh, name, 0,
+					   &e->plt[e->nr_plt++], err, errlen);
 		} else if (!strcmp(name, ".text")) {
 			e->text_addr = sh.sh_addr;
 		} else if (!strcmp(name, ".got")) {

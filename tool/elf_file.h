@@ -16,6 +16,7 @@
 
 #define UWPROF_ELF_MAX_BUILD_ID	64
 #define UWPROF_ELF_MAX_EXEC	16
+#define UWPROF_ELF_MAX_PLT	4
 
 struct uwprof_elf_sec {
 	const uint8_t	*data;
@@ -48,6 +49,9 @@ struct uwprof_elf {
 	struct uwprof_elf_sec eh_frame;
 	struct uwprof_elf_sec eh_frame_hdr;
 	struct uwprof_elf_sec debug_frame;
+	/* .plt, .plt.sec, .plt.got, .iplt: stubs CFI may leave out */
+	struct uwprof_elf_sec plt[UWPROF_ELF_MAX_PLT];
+	int		nr_plt;
 };
 
 /*

@@ -78,6 +78,8 @@ int uwprof_pm_read(pid_t pid, struct uwprof_pm *pm)
 		en->dev_major = maj;
 		en->dev_minor = min;
 		en->inode = ino;
+		en->pf = (perm[0] == 'r' ? PF_R : 0) |
+			 (perm[1] == 'w' ? PF_W : 0) | PF_X;
 		name = line + pos;
 		if (name[0] == '/') {
 			size_t nl = strlen(name);
@@ -313,6 +315,7 @@ static int elf_info(const struct elf_src *s, struct uwprof_elf_info *info)
 			info->load_vaddr[info->nr_load] = ph.p_vaddr;
 			info->load_offset[info->nr_load] = ph.p_offset;
 			info->load_filesz[info->nr_load] = ph.p_filesz;
+			info->load_flags[info->nr_load] = ph.p_flags;
 			info->nr_load++;
 		}
 	}
@@ -340,20 +343,31 @@ int uwprof_elf_info_mem(const void *image, size_t size,
 }
 
 int uwprof_elf_bias(const struct uwprof_elf_info *info, uint64_t start,
-		    uint64_t offset, uint64_t *bias)
+		    uint64_t offset, uint32_t pf, uint64_t *bias)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	int i;
+	const uint32_t rwx = PF_R | PF_W | PF_X;
+	int i, found = -1;
 
 	for (i = 0; i < info->nr_load; i++) {
 		uint64_t o = info->load_offset[i];
 
 		/* The mapping starts on the page holding the segment's start. */
-		if (offset >= (o & ~(page - 1)) &&
-		    offset < o + (info->load_filesz[i] ? info->load_filesz[i] : 1)) {
-			*bias = start - offset - (info->load_vaddr[i] - o);
-			return 0;
+		if (offset < (o & ~(page - 1)) ||
+		    offset >= o + (info->load_filesz[i] ? info->load_filesz[i] : 1))
+			continue;
+		if ((info->load_flags[i] & rwx) == (pf & rwx)) {
+			found = i;
+			break;
 		}
+		/* Else an executable one, else the first: mprotect'ed maps. */
+		if (found < 0 || (!(info->load_flags[found] & PF_X) &&
+				  (info->load_flags[i] & PF_X & pf)))
+			found = i;
 	}
-	return -ENOENT;
+	if (found < 0)
+		return -ENOENT;
+	*bias = start - offset -
+		(info->load_vaddr[found] - info->load_offset[found]);
+	return 0;
 }

@@ -24,6 +24,7 @@ struct uwprof_pm_entry {
 	uint64_t	inode;
 	int		kind;		/* enum uwprof_pm_kind */
 	int		deleted;	/* "(deleted)": open through map_files */
+	uint32_t	pf;		/* permissions as PF_R | PF_W | PF_X */
 	char		*path;		/* file path, or the [name] */
 };
 
@@ -73,6 +74,7 @@ struct uwprof_elf_info {
 	uint64_t	load_vaddr[16];
 	uint64_t	load_offset[16];
 	uint64_t	load_filesz[16];
+	uint32_t	load_flags[16];	/* p_flags: PF_R, PF_W, PF_X */
 };
 
 /* From a file or an in-memory image. Returns 0, -ENOEXEC or -errno. */
@@ -81,10 +83,15 @@ int uwprof_elf_info_mem(const void *image, size_t size,
 			struct uwprof_elf_info *info);
 
 /*
- * The bias of a mapping at 'start' from file offset 'offset': object
- * vaddr = pc - bias. Returns 0 or -ENOENT when no PT_LOAD holds the offset.
+ * The bias of a mapping at 'start' from file offset 'offset' with the
+ * permissions 'pf' (PF_R, PF_W, PF_X of the mapping): object vaddr =
+ * pc - bias. Linkers may start one segment in the file page where the
+ * previous one ends (LLD, gold, -z noseparate-code), so the offset alone
+ * can name two PT_LOADs with different biases: the one whose permissions
+ * match the mapping's is the one the loader mapped there. Returns 0 or
+ * -ENOENT when no PT_LOAD holds the offset.
  */
 int uwprof_elf_bias(const struct uwprof_elf_info *info, uint64_t start,
-		    uint64_t offset, uint64_t *bias);
+		    uint64_t offset, uint32_t pf, uint64_t *bias);
 
 #endif /* UWPROF_TOOL_PROCMAPS_H */

@@ -754,11 +754,12 @@ static int proc_upload_once(struct recorder *r, struct rec_proc *p)
 			o = obj_for_vdso(r, (pid_t)p->pid, e);
 		if (o && o->has_info) {
 			if (o->vdso) {
-				if (uwprof_elf_bias(&o->info, e->start, 0, &bias))
+				if (uwprof_elf_bias(&o->info, e->start, 0, e->pf,
+						    &bias))
 					bias = e->start;
 				tab = !o->no_table;
 			} else if (!uwprof_elf_bias(&o->info, e->start, e->offset,
-						    &bias)) {
+						    e->pf, &bias)) {
 				tab = !o->no_table;
 			}
 		}

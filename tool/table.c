@@ -18,6 +18,7 @@
 
 #include "cfi.h"
 #include "elf_file.h"
+#include "plt.h"
 #include "table.h"
 
 /*
@@ -364,7 +365,10 @@ static int table_build(struct uwprof_cfi *c, const struct uwprof_elf *ex,
 			}
 			b->clip = f->lo;
 		}
-		ret = uwprof_cfi_run(c, f, tb_row, b);
+		if (f->cie == UWPROF_PLT_CIE)
+			ret = uwprof_plt_run(ex, f, tb_row, b);
+		else
+			ret = uwprof_cfi_run(c, f, tb_row, b);
 		if (ret)
 			return ret;
 		if (f->hi > last_end)
@@ -546,6 +550,11 @@ static int table_compile_elf(struct uwprof_elf *e, int search_debug,
 	if (ret)
 		goto free_cfi;
 	st->cies = c.nr_cies;
+	ret = uwprof_plt_add(e, &c);
+	if (ret) {
+		tb_fail(out->err, "%s: out of memory", e->path);
+		goto free_cfi;
+	}
 	ret = table_build(&c, e, &b, st);
 	if (ret == -ENODATA) {
 		tb_fail(out->err, "%s: %s: no FDE describes executable code",

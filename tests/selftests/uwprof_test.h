@@ -206,12 +206,16 @@ static inline int uwt_elf_bias(const char *path, uint64_t start, uint64_t off,
 			break;
 		if (ph.p_type != PT_LOAD)
 			continue;
-		if (off >= (ph.p_offset & ~0xfffULL) &&
-		    off < ph.p_offset + ph.p_filesz) {
+		if (off < (ph.p_offset & ~0xfffULL) ||
+		    off >= ph.p_offset + ph.p_filesz)
+			continue;
+		/* The executable one where two share the page (LLD, gold). */
+		if (ret || (ph.p_flags & PF_X)) {
 			*bias = start - off - (ph.p_vaddr - ph.p_offset);
 			ret = 0;
-			break;
 		}
+		if (ph.p_flags & PF_X)
+			break;
 	}
 	close(fd);
 	return ret;

@@ -24,6 +24,7 @@
 /* Fake address space. */
 #define TEXT		0x400000ULL	/* table-covered object, bias 0 */
 #define JIT		0x600000ULL	/* mapping without table */
+#define JIT_CALL	0x78ULL		/* jit_code[]: two instructions */
 #define TRAMPMAP	0x700000ULL	/* a sigreturn page alone (qemu-user's) */
 #define STACK		0x7ffff0000000ULL
 #define STACK_WORDS	4096
@@ -139,6 +140,7 @@ struct world {
 	u64 stack[STACK_WORDS];
 	u8 code[64];			/* at TEXT + F_GAP: sigreturn by code */
 	u8 tramp_page[16];		/* at TRAMPMAP */
+	u8 jit_code[8];			/* at JIT + JIT_CALL */
 	struct uwprof_unwind_map maps[3];
 	struct uwprof_host_env env;
 	struct uwprof_regs regs;
@@ -189,7 +191,10 @@ static void world_init(struct world *w)
 	w->maps[2] = (struct uwprof_unwind_map){
 		.start = TRAMPMAP, .end = TRAMPMAP + 0x1000, .flags = UWPROF_MAP_NO_TABLE,
 	};
-	w->env.nr_regions = 3;
+	w->env.nr_regions = 4;
+	w->env.region[3] = (struct uwprof_host_region){
+		.start = JIT + JIT_CALL, .size = sizeof(w->jit_code), .data = w->jit_code,
+	};
 	w->env.region[2] = (struct uwprof_host_region){
 		.start = TRAMPMAP, .size = sizeof(w->tramp_page), .data = w->tramp_page,
 	};
@@ -910,6 +915,58 @@ static void test_arch(struct tap *t, struct world *w)
 	want[0] = JIT + 0x40;
 	want[1] = TEXT + F_OUTER + 4;
 	expect(t, w, want, 2, UWPROF_STOP_OK, "arm64 lr within the same table-less mapping: fp");
+
+	/*
+	 * The same, with a bl to pc's code just before lr (a PLT stub or a
+	 * leaf of that mapping): lr is the return address; a bl elsewhere,
+	 * or one made from between its target and pc, leaves lr stale.
+	 */
+	{
+		static const struct { u64 target; bool leaf; const char *what; } c[] = {
+			{ JIT + 0x40, true, "a bl to pc" },
+			{ JIT + 0x20, true, "a bl to the start of pc's code" },
+			{ JIT + 0x100, false, "a bl above pc" },
+			{ JIT + 0x40 - UWPROF_LEAF_MAX_SIZE - 4, false, "a bl too far below pc" },
+		};
+		unsigned int i;
+
+		for (i = 0; i < NR(c); i++) {
+			u64 at = JIT + JIT_CALL + 4;
+			u32 bl = 0x94000000 | (u32)(((c[i].target - at) >> 2) & 0x03ffffff);
+
+			world_init(w);
+			build_chain(w, JIT + 0x80, TEXT + F_FP + 0x30, TEXT + F_OUTER + 4);
+			memcpy(w->jit_code + 4, &bl, 4);
+			w->regs.pc = JIT + 0x40;
+			w->regs.fp = S + 32;
+			run(w, 0, 64);
+			want[0] = JIT + 0x40;
+			want[1] = c[i].leaf ? JIT + 0x80 : TEXT + F_OUTER + 4;
+			want[2] = TEXT + F_OUTER + 4;
+			char desc[128];
+
+			snprintf(desc, sizeof(desc),
+				 "arm64 lr in the same table-less mapping after %s: %s",
+				 c[i].what, c[i].leaf ? "lr" : "fp");
+			expect(t, w, want, c[i].leaf ? 3 : 2, UWPROF_STOP_OK, desc);
+		}
+		/* A call from inside [target, pc]: the function's own, stale. */
+		world_init(w);
+		build_chain(w, JIT + 0x80, TEXT + F_FP + 0x30, TEXT + F_OUTER + 4);
+		{
+			u64 at = JIT + JIT_CALL + 4;
+			u32 bl = 0x94000000 | (u32)(((JIT + 0x20 - at) >> 2) & 0x03ffffff);
+
+			memcpy(w->jit_code + 4, &bl, 4);
+		}
+		w->regs.pc = JIT + 0x90;
+		w->regs.fp = S + 32;
+		run(w, 0, 64);
+		want[0] = JIT + 0x90;
+		want[1] = TEXT + F_OUTER + 4;
+		expect(t, w, want, 2, UWPROF_STOP_OK,
+		       "arm64 lr after a call made between its target and pc: stale, fp");
+	}
 
 	/* x30 via DW_CFA_register is the same as in lr. */
 	rules[R_LEAF].ra_type = UWPROF_REG_IN_REG;
