@@ -153,6 +153,9 @@ static int elf_scan_sections(struct uwprof_elf *e, char *err, size_t errlen)
 		} else if (!strcmp(name, ".zdebug_frame")) {
 			ret = elf_sec_load(e, scn, &sh, ".zdebug_frame", 1,
 					   &e->debug_frame, err, errlen);
+		} else if (!strcmp(name, ".go.buildinfo") ||
+			   !strcmp(name, ".note.go.buildid")) {
+			e->is_go = 1;
 		} else if (elf_is_plt(name) && e->nr_plt < UWPROF_ELF_MAX_PLT &&
 			   sh.sh_type == SHT_PROGBITS) {
 			ret = elf_sec_load(e, scn, &sh, name, 0,

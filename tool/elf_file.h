@@ -52,6 +52,7 @@ struct uwprof_elf {
 	/* .plt, .plt.sec, .plt.got, .iplt: stubs CFI may leave out */
 	struct uwprof_elf_sec plt[UWPROF_ELF_MAX_PLT];
 	int		nr_plt;
+	int		is_go;		/* built by the Go toolchain */
 };
 
 /*

@@ -18,6 +18,7 @@
 
 #include "cfi.h"
 #include "elf_file.h"
+#include "outermost.h"
 #include "plt.h"
 #include "table.h"
 
@@ -367,6 +368,8 @@ static int table_build(struct uwprof_cfi *c, const struct uwprof_elf *ex,
 		}
 		if (f->cie == UWPROF_PLT_CIE)
 			ret = uwprof_plt_run(ex, f, tb_row, b);
+		else if (f->cie == UWPROF_OUTERMOST_CIE)
+			ret = uwprof_outermost_run(ex, f, tb_row, b);
 		else
 			ret = uwprof_cfi_run(c, f, tb_row, b);
 		if (ret)
@@ -551,6 +554,8 @@ static int table_compile_elf(struct uwprof_elf *e, int search_debug,
 		goto free_cfi;
 	st->cies = c.nr_cies;
 	ret = uwprof_plt_add(e, &c);
+	if (!ret)
+		ret = uwprof_outermost_mark(e, &c);
 	if (ret) {
 		tb_fail(out->err, "%s: out of memory", e->path);
 		goto free_cfi;
