@@ -50,6 +50,27 @@ static inline bool uwprof_compat_user_regs(struct pt_regs *regs)
 		__o->lr = 0;				\
 	} while (0)
 
+/* DWARF numbers 0-15: rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15. */
+static inline bool uwprof_compat_user_gpr(const struct pt_regs *r,
+					  unsigned int regno, u64 *val)
+{
+	static const unsigned short off[16] = {
+		offsetof(struct pt_regs, ax), offsetof(struct pt_regs, dx),
+		offsetof(struct pt_regs, cx), offsetof(struct pt_regs, bx),
+		offsetof(struct pt_regs, si), offsetof(struct pt_regs, di),
+		offsetof(struct pt_regs, bp), offsetof(struct pt_regs, sp),
+		offsetof(struct pt_regs, r8), offsetof(struct pt_regs, r9),
+		offsetof(struct pt_regs, r10), offsetof(struct pt_regs, r11),
+		offsetof(struct pt_regs, r12), offsetof(struct pt_regs, r13),
+		offsetof(struct pt_regs, r14), offsetof(struct pt_regs, r15),
+	};
+
+	if (!r || regno >= ARRAY_SIZE(off))
+		return false;
+	*val = *(const unsigned long *)((const char *)r + off[regno]);
+	return true;
+}
+
 #elif defined(CONFIG_ARM64)
 
 #define UWPROF_COMPAT_ARCH	UWPROF_ARCH_ARM64
@@ -69,6 +90,16 @@ static inline bool uwprof_compat_user_regs(struct pt_regs *regs)
 		__o->fp = __r->regs[29];		\
 		__o->lr = __r->regs[30];		\
 	} while (0)
+
+/* DWARF numbers 0-30: x0-x30; 31: sp. */
+static inline bool uwprof_compat_user_gpr(const struct pt_regs *r,
+					  unsigned int regno, u64 *val)
+{
+	if (!r || regno > 31)
+		return false;
+	*val = regno == 31 ? r->sp : r->regs[regno];
+	return true;
+}
 
 #else
 #error "uwprof supports x86_64 and arm64 only"

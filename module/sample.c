@@ -228,6 +228,7 @@ static void uwprof_sample_overflow(struct perf_event *event,
 		if (sp->flags & UWPROF_START_NO_FP_FALLBACK)
 			req.flags |= UWPROF_UNWIND_NO_FP_FALLBACK;
 		uwprof_compat_user_regs_get(uregs, &req.regs);
+		kenv.uregs = uregs;
 		pagefault_disable();
 		uwprof_unwind_user(&req, &res);
 		pagefault_enable();

@@ -80,6 +80,13 @@ static bool rule_ok(const struct uwprof_rule *r)
 		if (r->cfa_off || r->cfa_arg)
 			return false;
 		break;
+	case UWPROF_CFA_DEREF_SP:
+	case UWPROF_CFA_DEREF_FP:
+		break;
+	case UWPROF_CFA_REG:
+		if (r->cfa_arg > 31)
+			return false;
+		break;
 	default:
 		return false;
 	}

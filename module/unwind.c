@@ -152,6 +152,7 @@ struct walk {
 	bool fp_ok;		/* fp holds the frame's real value */
 	bool lr_ok;		/* lr holds the return address (arm64) */
 	bool exact;		/* pc was interrupted, not a return address */
+	bool first;		/* the interrupted frame: every register known */
 };
 
 /* Step outcome: 0 = moved to the caller, else UWPROF_STOP_* + 1. */
@@ -216,6 +217,7 @@ static u32 step_to(struct walk *w, u64 pc, u64 sp, bool fp_frame,
 	w->sp = sp;
 	w->lr_ok = false;
 	w->exact = false;
+	w->first = false;
 	return 0;
 }
 
@@ -262,6 +264,7 @@ static u32 step_signal(struct walk *w)
 	w->sp = sp;
 	w->fp = r[UWPROF_SIG_FP_WORD];
 	w->fp_ok = true;
+	w->first = false;
 	if (UWPROF_SIG_LR_WORD >= 0) {
 		w->lr = r[UWPROF_SIG_LR_WORD < 0 ? 0 : UWPROF_SIG_LR_WORD];
 		w->lr_ok = true;
@@ -356,11 +359,26 @@ static bool reg_value(struct walk *w, u8 type, s16 off, u64 cfa, u64 self,
 	}
 }
 
-static u32 step_row(struct walk *w, const struct uwprof_rule *r, u32 flags,
-		    u32 *fp_used)
+/* CFA = *(sp or fp + cfa_off) + cfa_arg: an sp the function saved. */
+static u32 cfa_deref(struct walk *w, const struct uwprof_rule *r, u64 *cfa)
+{
+	u64 at;
+
+	if (r->cfa_type == UWPROF_CFA_DEREF_FP && !w->fp_ok)
+		return STEP_STOP(UWPROF_STOP_UNSUPPORTED);
+	at = (r->cfa_type == UWPROF_CFA_DEREF_SP ? w->sp : w->fp) +
+	     (u64)r->cfa_off;
+	if (read_words(w, at, cfa, 1))
+		return STEP_STOP(UWPROF_STOP_READ);
+	*cfa += r->cfa_arg;
+	return 0;
+}
+
+static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 {
 	bool ok, from_lr = false;
 	u64 cfa, ra, fp;
+	u32 ret;
 
 	if (r->flags & UWPROF_RULE_SIGNAL)
 		return step_signal(w);
@@ -377,8 +395,24 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r, u32 flags,
 	case UWPROF_CFA_PLT:
 		cfa = w->sp + (u64)r->cfa_off + ((w->pc & 15) >= r->cfa_arg ? 8 : 0);
 		break;
+	case UWPROF_CFA_DEREF_SP:
+	case UWPROF_CFA_DEREF_FP:
+		ret = cfa_deref(w, r, &cfa);
+		if (ret)
+			return ret;
+		break;
+	case UWPROF_CFA_REG:
+		if (!w->first || !UWPROF_ENV_GPR(w->env, r->cfa_arg, &cfa))
+			return STEP_STOP(UWPROF_STOP_UNSUPPORTED);
+		cfa += (u64)r->cfa_off;
+		break;
 	default:
-		return step_no_row(w, flags, UWPROF_STOP_UNSUPPORTED, fp_used);
+		/*
+		 * The CFI says how this frame was built, in terms the row cannot
+		 * hold: fp need not be a frame pointer here (OpenSSL keeps data
+		 * in rbp), so following it could skip frames unseen.
+		 */
+		return STEP_STOP(UWPROF_STOP_UNSUPPORTED);
 	}
 	if (unlikely(cfa < w->sp || cfa >= w->limit))
 		return STEP_STOP(UWPROF_STOP_BAD_SP);
@@ -462,7 +496,7 @@ static u32 step(struct walk *w, const struct uwprof_unwind_req *req,
 		r = rule_find(req->cache, m->table, at, m->bias);
 
 	if (likely(r && r->cfa_type != UWPROF_CFA_END))
-		ret = step_row(w, r, req->flags, &fp_used);
+		ret = step_row(w, r);
 	else
 		ret = step_no_row(w, req->flags, UWPROF_STOP_NO_ROW, &fp_used);
 
@@ -655,6 +689,7 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 		w->fp_ok = fp_ok;
 		w->lr_ok = false;
 		w->exact = false;
+		w->first = false;
 	}
 	return ips - req->ips;
 }
@@ -674,6 +709,7 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 		.fp_ok = true,
 		.lr_ok = UWPROF_ARCH_LR_REGNO >= 0,
 		.exact = true,
+		.first = true,
 	};
 	u32 nr = 0, ret;
 

@@ -55,7 +55,13 @@
 /* The reader's state for one walk (the request's env in the module). */
 struct uwprof_kenv {
 	bool uaccess_ok;	/* a read succeeded: user memory is reachable */
+	const struct pt_regs *uregs;	/* the interrupted user registers */
 };
+
+/* General register 'regno' (DWARF numbering) of the interrupted frame. */
+#define UWPROF_ENV_GPR(env, regno, val)					\
+	uwprof_compat_user_gpr(((struct uwprof_kenv *)(env))->uregs,	\
+			       (regno), (val))
 
 /*
  * Read n bytes of user memory at addr; 0 on success. The core has already

@@ -269,6 +269,12 @@ static int fp_reg(const struct uwprof_cfi *c)
 	return c->arch == UWPROF_ARCH_X86_64 ? 6 : 29;
 }
 
+/* General registers by DWARF number: x86_64 rax-r15, arm64 x0-x30 and sp. */
+static uint32_t gpr_count(const struct uwprof_cfi *c)
+{
+	return c->arch == UWPROF_ARCH_ARM64 ? 32 : 16;
+}
+
 static int sp_reg(const struct uwprof_cfi *c)
 {
 	return c->arch == UWPROF_ARCH_X86_64 ? 7 : 31;
@@ -631,6 +637,32 @@ static int cfi_match_plt(const uint8_t *e, uint64_t len, int64_t *n,
 	return 1;
 }
 
+/*
+ * A saved sp on the stack: breg<reg> N; deref; and optionally
+ * plus_uconst K, i.e. CFA = *(reg + N) + K. Returns the register or -1.
+ */
+static int cfi_match_deref(const uint8_t *e, uint64_t len, int64_t *n,
+			   uint8_t *k)
+{
+	struct cur c = { e, e + len };
+	uint64_t add = 0;
+	uint8_t op;
+	int reg;
+
+	if (rd_u8(&c, &op) || op < 0x70 || op > 0x8f || rd_sleb(&c, n))
+		return -1;
+	reg = op - 0x70;
+	if (rd_u8(&c, &op) || op != 0x06)
+		return -1;
+	if (c.p < c.end && (rd_u8(&c, &op) || op != 0x23 ||
+			    rd_uleb(&c, &add)))
+		return -1;
+	if (c.p != c.end || add > UINT8_MAX || *n < INT32_MIN || *n > INT32_MAX)
+		return -1;
+	*k = (uint8_t)add;
+	return reg;
+}
+
 static void cfi_reg_rule(const struct cfi_reg *r, uint8_t *type, int16_t *off,
 			 uint8_t *reason, uint8_t expr_reason)
 {
@@ -663,6 +695,7 @@ static void cfi_to_rule(const struct uwprof_cfi *c, const struct cfi_state *s,
 {
 	int64_t n;
 	uint8_t t;
+	int reg;
 
 	memset(r, 0, sizeof(*r));
 	*reason = UWPROF_CFI_NO_REASON;
@@ -672,17 +705,31 @@ static void cfi_to_rule(const struct uwprof_cfi *c, const struct cfi_state *s,
 			r->cfa_type = UWPROF_CFA_PLT;
 			r->cfa_off = (int32_t)n;
 			r->cfa_arg = t;
+		} else if ((reg = cfi_match_deref(s->expr, s->expr_len, &n,
+						  &t)) >= 0 &&
+			   (reg == sp_reg(c) || reg == fp_reg(c))) {
+			r->cfa_type = reg == sp_reg(c) ? UWPROF_CFA_DEREF_SP :
+				      UWPROF_CFA_DEREF_FP;
+			r->cfa_off = (int32_t)n;
+			r->cfa_arg = t;
 		} else {
 			r->cfa_type = UWPROF_CFA_UNSUPPORTED;
 			*reason = UWPROF_UNSUP_CFA_EXPR;
 		}
-	} else if (s->cfa_reg != (uint32_t)sp_reg(c) &&
-		   s->cfa_reg != (uint32_t)fp_reg(c)) {
-		r->cfa_type = UWPROF_CFA_UNSUPPORTED;
-		*reason = UWPROF_UNSUP_CFA_REG;
 	} else if (s->cfa_off < INT32_MIN || s->cfa_off > INT32_MAX) {
 		r->cfa_type = UWPROF_CFA_UNSUPPORTED;
 		*reason = UWPROF_UNSUP_RANGE;
+	} else if (s->cfa_reg != (uint32_t)sp_reg(c) &&
+		   s->cfa_reg != (uint32_t)fp_reg(c)) {
+		/* Known in the interrupted frame only: the module's walk. */
+		if (s->cfa_reg < gpr_count(c)) {
+			r->cfa_type = UWPROF_CFA_REG;
+			r->cfa_arg = (uint8_t)s->cfa_reg;
+			r->cfa_off = (int32_t)s->cfa_off;
+		} else {
+			r->cfa_type = UWPROF_CFA_UNSUPPORTED;
+			*reason = UWPROF_UNSUP_CFA_REG;
+		}
 	} else {
 		r->cfa_type = s->cfa_reg == (uint32_t)sp_reg(c) ?
 			      UWPROF_CFA_SP : UWPROF_CFA_FP;

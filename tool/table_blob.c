@@ -61,7 +61,7 @@ int uwprof_blob_check(const void *data, size_t size, char *err, size_t errlen)
 		const struct uwprof_rule *r = &rules[i];
 		uint64_t off = UWPROF_TABLE_RULES_OFF(h) + (uint64_t)i * sizeof(*r);
 
-		if (r->cfa_type > UWPROF_CFA_UNSUPPORTED ||
+		if (r->cfa_type > UWPROF_CFA_REG ||
 		    r->fp_type > UWPROF_REG_UNSUPPORTED ||
 		    r->ra_type > UWPROF_REG_UNSUPPORTED ||
 		    (r->flags & ~(UWPROF_RULE_SIGNAL | UWPROF_RULE_PAC)) ||
@@ -69,6 +69,8 @@ int uwprof_blob_check(const void *data, size_t size, char *err, size_t errlen)
 			return blob_fail(err, errlen, "bad rule", off);
 		if (r->cfa_type == UWPROF_CFA_PLT && r->cfa_arg > 15)
 			return blob_fail(err, errlen, "PLT threshold above 15", off);
+		if (r->cfa_type == UWPROF_CFA_REG && r->cfa_arg > 31)
+			return blob_fail(err, errlen, "CFA register above 31", off);
 	}
 	if (rules[ri[h->nr_rows - 1]].cfa_type != UWPROF_CFA_END)
 		return blob_fail(err, errlen, "last row is not END",
@@ -100,6 +102,23 @@ static const char *blob_reg(char *buf, size_t n, uint8_t type, int16_t off,
 	}
 }
 
+/* A DWARF register's name as readelf prints it. */
+static const char *blob_reg_name(char *buf, size_t n, unsigned int regno,
+				 int arm64)
+{
+	static const char *const x86[16] = {
+		"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+		"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+	};
+
+	if (arm64 && regno == 31)
+		return "sp";
+	if (!arm64 && regno < 16)
+		return x86[regno];
+	snprintf(buf, n, arm64 ? "x%u" : "r%u", regno);
+	return buf;
+}
+
 int uwprof_blob_print(FILE *f, const void *data, size_t size)
 {
 	const struct uwprof_table_hdr *h = data;
@@ -108,7 +127,7 @@ int uwprof_blob_print(FILE *f, const void *data, size_t size)
 	const uint16_t *ri;
 	int arm64 = h->arch == UWPROF_ARCH_ARM64;
 	const char *sp = arm64 ? "sp" : "rsp", *fp = arm64 ? "x29" : "rbp";
-	char fb[16], rb[16], cb[32];
+	char fb[16], rb[16], cb[32], rn[8];
 	uint32_t i;
 
 	(void)size;
@@ -137,6 +156,22 @@ int uwprof_blob_print(FILE *f, const void *data, size_t size)
 			snprintf(cb, sizeof(cb), "%s%+d",
 				 r->cfa_type == UWPROF_CFA_SP ? sp : fp,
 				 r->cfa_off);
+			break;
+		case UWPROF_CFA_REG:
+			snprintf(cb, sizeof(cb), "%s%+d",
+				 blob_reg_name(rn, sizeof(rn), r->cfa_arg, arm64),
+				 r->cfa_off);
+			break;
+		case UWPROF_CFA_DEREF_SP:
+		case UWPROF_CFA_DEREF_FP:
+			if (r->cfa_arg)
+				snprintf(cb, sizeof(cb), "*(%s%+d)+%u",
+					 r->cfa_type == UWPROF_CFA_DEREF_SP ?
+					 sp : fp, r->cfa_off, r->cfa_arg);
+			else
+				snprintf(cb, sizeof(cb), "*(%s%+d)",
+					 r->cfa_type == UWPROF_CFA_DEREF_SP ?
+					 sp : fp, r->cfa_off);
 			break;
 		default:
 			snprintf(cb, sizeof(cb), "exp");

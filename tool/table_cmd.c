@@ -35,7 +35,7 @@ static void table_usage(FILE *f)
 	fprintf(f,
 		"usage: uwprof table [--stats] [--quiet] [--blob OUT] FILE\n"
 		"  Print the unwind rows of an ELF object, one per line:\n"
-		"    0x<addr> cfa=<reg><+|-><n> fp=<rule> ra=<rule>\n"
+		"    0x<addr> cfa=<reg><+|-><n>|*(<reg><+|-><n>)[+<k>] fp=<rule> ra=<rule>\n"
 		"  or 0x<addr> end|plt|sig ...; rules: u, c+N, v+N, rN, lr, s, exp.\n"
 		"  --stats      also print '# ' lines: rows, bytes, bytes/row,\n"
 		"               unsupported rows by reason, wall time\n"

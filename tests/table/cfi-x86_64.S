@@ -124,3 +124,25 @@ f_over:
 	ret
 	.cfi_endproc
 	.size	f_over, . - f_over
+
+	/*
+	 * CFA from an sp saved on the stack (OpenSSL's assembly, GCC's stack
+	 * realignment), then two expressions outside that form.
+	 */
+	.globl	f_deref
+	.type	f_deref, @function
+f_deref:
+	.cfi_startproc
+	nop
+	.cfi_escape 0x0f, 0x05, 0x77, 0x30, 0x06, 0x23, 0x08	/* *(rsp+48)+8 */
+	nop
+	.cfi_escape 0x0f, 0x03, 0x76, 0x78, 0x06	/* *(rbp-8) */
+	nop
+	.cfi_escape 0x0f, 0x04, 0x77, 0x00, 0x06, 0x06	/* two derefs */
+	nop
+	.cfi_escape 0x0f, 0x05, 0x70, 0x10, 0x06, 0x23, 0x08	/* from rax */
+	nop
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size	f_deref, . - f_deref

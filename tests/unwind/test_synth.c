@@ -42,10 +42,13 @@
 #define F_FPFAR		0x1800	/* fp saved apart from ra: a read of its own */
 #define F_FPVAL		0x1880	/* fp = CFA + 16 (DW_CFA_val_offset) */
 #define F_FPREG		0x1900	/* fp copied to another register: unknown */
+#define F_DEREF		0x1980	/* CFA = *(sp + 24) + 8 */
+#define F_DEREFFP	0x19c0	/* CFA = *(fp - 8) */
+#define F_REGCFA	0x19e0	/* CFA = register 3 + 16 */
 #define F_END		0x1a00
 
 enum { R_END, R_A, R_LEAF, R_FP, R_OUTER, R_UNSUP, R_SIG, R_PLT,
-       R_FPFAR, R_FPVAL, R_FPREG, R_NR };
+       R_FPFAR, R_FPVAL, R_FPREG, R_DEREF, R_DEREFFP, R_REGCFA, R_NR };
 
 static struct uwprof_rule rules[R_NR];
 
@@ -115,6 +118,30 @@ static void make_rules(void)
 	r->fp_type = UWPROF_REG_IN_REG;
 	r->fp_off = 3;
 
+	r = &rules[R_DEREF];
+	r->cfa_type = UWPROF_CFA_DEREF_SP;
+	r->cfa_off = 24;
+	r->cfa_arg = 8;
+	r->ra_type = UWPROF_REG_AT_CFA;
+	r->ra_off = -8;
+	r->fp_type = UWPROF_REG_SAME;
+
+	r = &rules[R_DEREFFP];
+	r->cfa_type = UWPROF_CFA_DEREF_FP;
+	r->cfa_off = -8;
+	r->ra_type = UWPROF_REG_AT_CFA;
+	r->ra_off = -8;
+	r->fp_type = UWPROF_REG_AT_CFA;
+	r->fp_off = -16;
+
+	r = &rules[R_REGCFA];
+	r->cfa_type = UWPROF_CFA_REG;
+	r->cfa_arg = 3;
+	r->cfa_off = 16;
+	r->ra_type = UWPROF_REG_AT_CFA;
+	r->ra_off = -8;
+	r->fp_type = UWPROF_REG_SAME;
+
 	r = &rules[R_PLT];
 	if (ARM64) {
 		*r = rules[R_A];
@@ -132,7 +159,8 @@ static const struct tb_row rows[] = {
 	{ F_A, R_A }, { F_LEAF, R_LEAF }, { F_FP, R_FP }, { F_OUTER, R_OUTER },
 	{ F_UNSUP, R_UNSUP }, { F_GAP, R_END }, { F_SIG, R_SIG },
 	{ F_PLT, R_PLT }, { F_FPFAR, R_FPFAR }, { F_FPVAL, R_FPVAL },
-	{ F_FPREG, R_FPREG }, { F_END, R_END },
+	{ F_FPREG, R_FPREG }, { F_DEREF, R_DEREF }, { F_DEREFFP, R_DEREFFP },
+	{ F_REGCFA, R_REGCFA }, { F_END, R_END },
 };
 
 /* One test case's world: the stack snapshot, code bytes, maps, env. */
@@ -457,11 +485,76 @@ static void test_stops(struct tap *t, struct world *w)
 	run(w, UWPROF_UNWIND_NO_FP_FALLBACK, 64);
 	want[0] = TEXT + F_UNSUP + 4;
 	expect(t, w, want, 1, UWPROF_STOP_UNSUPPORTED, "unsupported CFA, tables only: UNSUPPORTED");
+	/* fp need not be a frame pointer where the CFI says otherwise. */
 	run(w, 0, 64);
+	expect(t, w, want, 1, UWPROF_STOP_UNSUPPORTED,
+	       "unsupported CFA: UNSUPPORTED, no fp fallback");
+	tap_ok(t, !(w->res.flags & UWPROF_SAMPLE_FP_USED) && !w->res.fp_frames,
+	       "unsupported CFA: FP_USED clear, no fp frame");
+
+	/* CFA from an sp saved on the stack, by sp and by fp. */
+	world_init(w);
+	w->regs.pc = TEXT + F_DEREF + 4;
+	w->regs.sp = S;
+	put(w, S + 24, S + 0x100 - 8);
+	put(w, S + 0x100 - 8, TEXT + F_OUTER + 4);
+	run(w, 0, 64);
+	want[0] = TEXT + F_DEREF + 4;
 	want[1] = TEXT + F_OUTER + 4;
-	expect(t, w, want, 2, UWPROF_STOP_OK, "unsupported CFA: fp fallback then table");
-	tap_ok(t, (w->res.flags & UWPROF_SAMPLE_FP_USED) && w->res.fp_frames == 1,
-	       "unsupported CFA: FP_USED set, one fp frame");
+	expect(t, w, want, 2, UWPROF_STOP_OK, "CFA = *(sp + 24) + 8");
+	put(w, S + 24, S - 0x100);
+	run(w, 0, 64);
+	expect(t, w, want, 1, UWPROF_STOP_BAD_SP, "CFA = *(sp + 24) + 8 below sp: BAD_SP");
+	put(w, S + 24, LIMIT);
+	run(w, 0, 64);
+	expect(t, w, want, 1, UWPROF_STOP_BAD_SP, "CFA = *(sp + 24) + 8 above user space: BAD_SP");
+
+	world_init(w);
+	w->regs.pc = TEXT + F_DEREFFP + 4;
+	w->regs.sp = S;
+	w->regs.fp = S + 64;
+	put(w, S + 56, S + 0x200);
+	put(w, S + 0x200 - 16, S + 0x300);
+	put(w, S + 0x200 - 8, TEXT + F_OUTER + 4);
+	run(w, 0, 64);
+	want[0] = TEXT + F_DEREFFP + 4;
+	expect(t, w, want, 2, UWPROF_STOP_OK, "CFA = *(fp - 8)");
+	w->regs.fp = STACK - 0x1000;
+	run(w, 0, 64);
+	expect(t, w, want, 1, UWPROF_STOP_READ, "CFA = *(fp - 8) outside the stack: READ");
+
+	/* CFA from another register: the interrupted frame's only. */
+	{
+		u64 gpr[32] = { 0 };
+
+		world_init(w);
+		gpr[3] = S + 0x40;
+		w->env.gpr = gpr;
+		w->env.nr_gpr = 32;
+		w->regs.pc = TEXT + F_REGCFA + 4;
+		w->regs.sp = S;
+		put(w, S + 0x48, TEXT + F_OUTER + 4);
+		run(w, 0, 64);
+		want[0] = TEXT + F_REGCFA + 4;
+		want[1] = TEXT + F_OUTER + 4;
+		expect(t, w, want, 2, UWPROF_STOP_OK,
+		       "CFA = register 3 + 16 in the interrupted frame");
+		w->env.gpr = NULL;
+		run(w, 0, 64);
+		expect(t, w, want, 1, UWPROF_STOP_UNSUPPORTED,
+		       "CFA from a register not known: UNSUPPORTED");
+		/* The same code as a caller: its register 3 is long gone. */
+		w->env.gpr = gpr;
+		w->regs.pc = TEXT + F_A + 4;
+		w->regs.fp = 0;
+		put(w, S + 8, TEXT + F_REGCFA + 9);
+		put(w, S, 0);
+		run(w, 0, 64);
+		want[0] = TEXT + F_A + 4;
+		want[1] = TEXT + F_REGCFA + 9;
+		expect(t, w, want, 2, UWPROF_STOP_UNSUPPORTED,
+		       "CFA from a register in a caller's frame: UNSUPPORTED");
+	}
 
 	/* Undefined ra in the very first frame. */
 	world_init(w);

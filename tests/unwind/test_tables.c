@@ -102,7 +102,8 @@ MUT(m_plt_arg, f->rules[1].cfa_type = UWPROF_CFA_PLT; f->rules[1].cfa_arg = 16)
 MUT(m_unsup_off, f->rules[1].cfa_type = UWPROF_CFA_UNSUPPORTED)
 MUT(m_unsup_arg, f->rules[1].cfa_type = UWPROF_CFA_UNSUPPORTED;
     f->rules[1].cfa_off = 0; f->rules[1].cfa_arg = 2)
-MUT(m_cfa_type, f->rules[1].cfa_type = UWPROF_CFA_UNSUPPORTED + 1)
+MUT(m_cfa_type, f->rules[1].cfa_type = UWPROF_CFA_REG + 1)
+MUT(m_cfa_reg, f->rules[1].cfa_type = UWPROF_CFA_REG; f->rules[1].cfa_arg = 32)
 MUT(m_fp_type, f->rules[1].fp_type = UWPROF_REG_UNSUPPORTED + 1)
 MUT(m_ra_type, f->rules[1].ra_type = 0xff)
 MUT(m_same_off, f->rules[1].fp_off = 8)
@@ -166,6 +167,7 @@ static const struct {
 	{ m_unsup_off, -EINVAL, "UNSUPPORTED CFA with an offset" },
 	{ m_unsup_arg, -EINVAL, "UNSUPPORTED CFA with cfa_arg" },
 	{ m_cfa_type, -EINVAL, "unknown CFA type" },
+	{ m_cfa_reg, -EINVAL, "CFA from register 32" },
 	{ m_fp_type, -EINVAL, "unknown fp rule type" },
 	{ m_ra_type, -EINVAL, "unknown ra rule type" },
 	{ m_same_off, -EINVAL, "SAME rule with an offset" },

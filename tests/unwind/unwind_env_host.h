@@ -64,6 +64,9 @@ struct uwprof_host_env {
 	unsigned int va_bits;	/* arm64: bits kept by the PAC strip */
 	u64 reads;		/* reads not from region 0, for the tests' figures */
 	u64 read_errors;
+	/* The interrupted frame's registers by DWARF number, or NULL. */
+	const u64 *gpr;
+	unsigned int nr_gpr;
 };
 
 /*
@@ -102,6 +105,17 @@ static inline int uwprof_host_read(void *ctx, void *dst, u64 addr, size_t n)
 #define UWPROF_ENV_READ(env, dst, addr, n)	uwprof_host_read((env), (dst), (addr), (n))
 #define UWPROF_ENV_USER_LIMIT(env)	(((struct uwprof_host_env *)(env))->user_limit)
 #define UWPROF_ENV_STRIP_PAC(env, a)	uwprof_host_strip((env), (a))
+#define UWPROF_ENV_GPR(env, regno, val)	uwprof_host_gpr((env), (regno), (val))
+
+static inline bool uwprof_host_gpr(void *ctx, unsigned int regno, u64 *val)
+{
+	const struct uwprof_host_env *env = ctx;
+
+	if (!env->gpr || regno >= env->nr_gpr)
+		return false;
+	*val = env->gpr[regno];
+	return true;
+}
 
 static inline u64 uwprof_host_strip(void *ctx, u64 a)
 {

@@ -61,8 +61,24 @@ enum uwprof_cfa {
 	 * CFA = sp + cfa_off + ((pc & 15) >= cfa_arg ? 8 : 0)
 	 */
 	UWPROF_CFA_PLT		= 3,
-	/* An expression the module cannot evaluate: the walk stops here. */
+	/*
+	 * An expression or register the module cannot evaluate: the walk
+	 * stops here (UWPROF_STOP_UNSUPPORTED).
+	 */
 	UWPROF_CFA_UNSUPPORTED	= 4,
+	/*
+	 * A saved sp read from the stack: CFA = *(sp + cfa_off) + cfa_arg
+	 * (DW_OP_breg<sp> cfa_off; DW_OP_deref; DW_OP_plus_uconst cfa_arg:
+	 * OpenSSL's assembly), and the same from fp (GCC's stack realignment).
+	 */
+	UWPROF_CFA_DEREF_SP	= 5,
+	UWPROF_CFA_DEREF_FP	= 6,
+	/*
+	 * CFA = register cfa_arg (DWARF number) + cfa_off: known in the
+	 * interrupted frame only (ld.so's lazy resolver, OpenSSL's assembly);
+	 * in a caller's frame the walk stops (UWPROF_STOP_UNSUPPORTED).
+	 */
+	UWPROF_CFA_REG		= 7,
 };
 
 /* Where the caller's value of a register (fp or return address) is. */
