@@ -32,7 +32,7 @@ KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(ARCH),ARCH=$(ARCH)) \
 
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 
-.PHONY: all module module-clean tool deps demo check check-host check-guest install \
+.PHONY: all module module-clean tool deps demo check check-host check-guest realprog install \
 	dkms-install dkms-uninstall fuzz bench-table clean accuracy bench \
 	stress kernel-debug check-debug
 
@@ -71,6 +71,11 @@ fuzz:
 # Stack accuracy against expected chains in all four guests (uwprof vs perf).
 accuracy: deps
 	tests/accuracy/run
+
+# Programs nobody here wrote (Debian's, Rust, Go, LLD-linked C++, node):
+# share of samples rooted, uwprof at its defaults vs perf --call-graph dwarf.
+realprog: deps
+	tests/realprog/run
 
 # Overhead and cost figures (x86_64 guest and host); writes docs/results.md.
 bench: deps

@@ -50,7 +50,8 @@ static bool reg_rule_ok(u8 type, s16 off)
 
 static bool rule_ok(const struct uwprof_rule *r)
 {
-	u8 known = UWPROF_RULE_SIGNAL | (UWPROF_ARCH_HAS_PAC ? UWPROF_RULE_PAC : 0);
+	u8 known = UWPROF_RULE_SIGNAL | UWPROF_RULE_REGS |
+		   (UWPROF_ARCH_HAS_PAC ? UWPROF_RULE_PAC : 0);
 
 	if (r->__reserved[0] || r->__reserved[1] || r->__reserved[2])
 		return false;

@@ -82,6 +82,7 @@ static __always_inline u32 rule_cache_slot(u64 at)
 #define KIND_CFA_FP	BIT(1)	/* CFA = fp + cfa_off, else sp + cfa_off */
 #define KIND_FP_SAVED	BIT(2)	/* fp saved at CFA + fp_off, else unchanged */
 #define KIND_PAIR	BIT(3)	/* ... just below ra: one read for both */
+#define KIND_REGS	BIT(4)	/* UWPROF_RULE_REGS: other registers kept */
 
 static void rule_kind(struct uwprof_rule_cache_ent *e)
 {
@@ -90,9 +91,15 @@ static void rule_kind(struct uwprof_rule_cache_ent *e)
 	u8 kind = KIND_FAST;
 
 	e->kind = 0;
-	/* PAC only says how ra was signed: it is stripped in any case. */
-	if ((r->flags & ~UWPROF_RULE_PAC) || r->ra_type != UWPROF_REG_AT_CFA)
+	/*
+	 * PAC only says how ra was signed: it is stripped in any case. REGS
+	 * only matters to a later CFA from another register.
+	 */
+	if ((r->flags & ~(UWPROF_RULE_PAC | UWPROF_RULE_REGS)) ||
+	    r->ra_type != UWPROF_REG_AT_CFA)
 		return;
+	if (r->flags & UWPROF_RULE_REGS)
+		kind |= KIND_REGS;
 	if (r->fp_type == UWPROF_REG_AT_CFA) {
 		kind |= KIND_FP_SAVED;
 		if (r->fp_off + 8 == r->ra_off)
@@ -152,7 +159,12 @@ struct walk {
 	bool fp_ok;		/* fp holds the frame's real value */
 	bool lr_ok;		/* lr holds the return address (arm64) */
 	bool exact;		/* pc was interrupted, not a return address */
-	bool first;		/* the interrupted frame: every register known */
+	/*
+	 * The general registers other than sp, fp and lr still hold the
+	 * interrupted frame's values: no frame stepped through kept one
+	 * elsewhere (UWPROF_RULE_REGS), so a caller's CFA may be based on one.
+	 */
+	bool gpr_ok;
 };
 
 /* Step outcome: 0 = moved to the caller, else UWPROF_STOP_* + 1. */
@@ -217,7 +229,6 @@ static u32 step_to(struct walk *w, u64 pc, u64 sp, bool fp_frame,
 	w->sp = sp;
 	w->lr_ok = false;
 	w->exact = false;
-	w->first = false;
 	return 0;
 }
 
@@ -239,6 +250,7 @@ static u32 step_fp(struct walk *w)
 		return STEP_STOP(UWPROF_STOP_READ);
 	w->fp = rec[0];
 	w->fp_ok = true;
+	w->gpr_ok = false;
 	return step_to(w, strip_ra(w, rec[1]), fp + 16, true, false);
 }
 
@@ -264,7 +276,7 @@ static u32 step_signal(struct walk *w)
 	w->sp = sp;
 	w->fp = r[UWPROF_SIG_FP_WORD];
 	w->fp_ok = true;
-	w->first = false;
+	w->gpr_ok = false;
 	if (UWPROF_SIG_LR_WORD >= 0) {
 		w->lr = r[UWPROF_SIG_LR_WORD < 0 ? 0 : UWPROF_SIG_LR_WORD];
 		w->lr_ok = true;
@@ -336,8 +348,10 @@ static u32 step_no_row(struct walk *w, u32 flags, u32 reason, u32 *fp_used)
 	if (flags & UWPROF_UNWIND_NO_FP_FALLBACK)
 		return STEP_STOP(reason);
 	*fp_used = 1;
-	if (leaf_in_lr(w))
+	if (leaf_in_lr(w)) {
+		w->gpr_ok = false;
 		return step_to(w, strip_ra(w, w->lr), w->sp, false, true);
+	}
 	return step_fp(w);
 }
 
@@ -402,7 +416,7 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 			return ret;
 		break;
 	case UWPROF_CFA_REG:
-		if (!w->first || !UWPROF_ENV_GPR(w->env, r->cfa_arg, &cfa))
+		if (!w->gpr_ok || !UWPROF_ENV_GPR(w->env, r->cfa_arg, &cfa))
 			return STEP_STOP(UWPROF_STOP_UNSUPPORTED);
 		cfa += (u64)r->cfa_off;
 		break;
@@ -416,6 +430,8 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 	}
 	if (unlikely(cfa < w->sp || cfa >= w->limit))
 		return STEP_STOP(UWPROF_STOP_BAD_SP);
+	if (r->flags & UWPROF_RULE_REGS)
+		w->gpr_ok = false;
 
 	switch (r->ra_type) {
 	case UWPROF_REG_UNDEF:
@@ -582,6 +598,7 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 	struct fast_map f0, f1;
 	bool fp_ok = w->fp_ok;
 	u32 g = 0, o2 = 0;
+	u8 kinds = 0;
 
 	/* SP rows keep an aligned sp aligned (rule_kind()). */
 	if (sp & (UWPROF_ARCH_SP_ALIGN - 1))
@@ -670,6 +687,7 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 		}
 		at = ra - 1;
 		sp = cfa;
+		kinds |= kind;
 		*ips++ = ra;
 		g = next_mix(o2);
 		o2 = off;
@@ -689,7 +707,8 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 		w->fp_ok = fp_ok;
 		w->lr_ok = false;
 		w->exact = false;
-		w->first = false;
+		if (kinds & KIND_REGS)
+			w->gpr_ok = false;
 	}
 	return ips - req->ips;
 }
@@ -709,7 +728,7 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 		.fp_ok = true,
 		.lr_ok = UWPROF_ARCH_LR_REGNO >= 0,
 		.exact = true,
-		.first = true,
+		.gpr_ok = true,
 	};
 	u32 nr = 0, ret;
 

@@ -62,6 +62,7 @@ struct cfi_state {
 	uint64_t	expr_len;
 	struct cfi_reg	fp;
 	struct cfi_reg	ra;
+	uint64_t	others;		/* registers 0-63 but sp, fp, ra with a rule */
 };
 
 struct uwprof_cfi_cie {
@@ -269,10 +270,13 @@ static int fp_reg(const struct uwprof_cfi *c)
 	return c->arch == UWPROF_ARCH_X86_64 ? 6 : 29;
 }
 
-/* General registers by DWARF number: x86_64 rax-r15, arm64 x0-x30 and sp. */
+/*
+ * General registers a CFA may be based on, by DWARF number: x86_64 rax-r15,
+ * arm64 x0-x29 (x30 holds return addresses, sp is 31).
+ */
 static uint32_t gpr_count(const struct uwprof_cfi *c)
 {
-	return c->arch == UWPROF_ARCH_ARM64 ? 32 : 16;
+	return c->arch == UWPROF_ARCH_ARM64 ? 30 : 16;
 }
 
 static int sp_reg(const struct uwprof_cfi *c)
@@ -746,6 +750,8 @@ static void cfi_to_rule(const struct uwprof_cfi *c, const struct cfi_state *s,
 	}
 	if (s->pac)
 		r->flags |= UWPROF_RULE_PAC;
+	if (s->others & ((1ULL << gpr_count(c)) - 1))
+		r->flags |= UWPROF_RULE_REGS;
 }
 
 static int cfi_emit(struct uwprof_cfi *c, const struct cfi_state *s,
@@ -759,7 +765,11 @@ static int cfi_emit(struct uwprof_cfi *c, const struct cfi_state *s,
 	return fn(ctx, loc, &r, reason);
 }
 
-/* Which tracked column a DWARF register is: 0 none, 1 fp, 2 ra. */
+/*
+ * Which tracked column a DWARF register is: fp, ra, or NULL. Any other
+ * register but sp is marked in s->others as having a rule, which the
+ * caller clears again for DW_CFA_same_value and restores.
+ */
 static inline struct cfi_reg *cfi_col(const struct uwprof_cfi *c,
 				      const struct uwprof_cfi_cie *cie,
 				      struct cfi_state *s, uint64_t reg)
@@ -768,6 +778,8 @@ static inline struct cfi_reg *cfi_col(const struct uwprof_cfi *c,
 		return &s->ra;
 	if (reg == (uint64_t)fp_reg(c))
 		return &s->fp;
+	if (reg < 64 && reg != (uint64_t)sp_reg(c))
+		s->others |= 1ULL << reg;
 	return NULL;
 }
 
@@ -891,6 +903,8 @@ static int cfi_exec(struct uwprof_cfi *c, const struct uwprof_cfi_cie *cie,
 				col->type = op == CFA_undefined ?
 					    UWPROF_REG_UNDEF : UWPROF_REG_SAME;
 				col->off = 0;
+			} else if (op == CFA_same_value && reg < 64) {
+				s->others &= ~(1ULL << reg);
 			}
 			continue;
 		case CFA_register:
@@ -990,6 +1004,10 @@ restore:
 			col->off = 0;
 		} else if (col) {
 			*col = col == &s->fp ? cie->init.fp : cie->init.ra;
+		} else if (reg < 64) {
+			s->others &= ~(1ULL << reg);
+			if (f)
+				s->others |= cie->init.others & (1ULL << reg);
 		}
 		continue;
 advance:

@@ -64,7 +64,8 @@ int uwprof_blob_check(const void *data, size_t size, char *err, size_t errlen)
 		if (r->cfa_type > UWPROF_CFA_REG ||
 		    r->fp_type > UWPROF_REG_UNSUPPORTED ||
 		    r->ra_type > UWPROF_REG_UNSUPPORTED ||
-		    (r->flags & ~(UWPROF_RULE_SIGNAL | UWPROF_RULE_PAC)) ||
+		    (r->flags & ~(UWPROF_RULE_SIGNAL | UWPROF_RULE_PAC |
+				  UWPROF_RULE_REGS)) ||
 		    r->__reserved[0] || r->__reserved[1] || r->__reserved[2])
 			return blob_fail(err, errlen, "bad rule", off);
 		if (r->cfa_type == UWPROF_CFA_PLT && r->cfa_arg > 15)

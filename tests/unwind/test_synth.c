@@ -45,10 +45,11 @@
 #define F_DEREF		0x1980	/* CFA = *(sp + 24) + 8 */
 #define F_DEREFFP	0x19c0	/* CFA = *(fp - 8) */
 #define F_REGCFA	0x19e0	/* CFA = register 3 + 16 */
+#define F_AREGS		0x19f0	/* as F_A, keeping another register elsewhere */
 #define F_END		0x1a00
 
 enum { R_END, R_A, R_LEAF, R_FP, R_OUTER, R_UNSUP, R_SIG, R_PLT,
-       R_FPFAR, R_FPVAL, R_FPREG, R_DEREF, R_DEREFFP, R_REGCFA, R_NR };
+       R_FPFAR, R_FPVAL, R_FPREG, R_DEREF, R_DEREFFP, R_REGCFA, R_AREGS, R_NR };
 
 static struct uwprof_rule rules[R_NR];
 
@@ -142,6 +143,10 @@ static void make_rules(void)
 	r->ra_off = -8;
 	r->fp_type = UWPROF_REG_SAME;
 
+	r = &rules[R_AREGS];
+	*r = rules[R_A];
+	r->flags = UWPROF_RULE_REGS;
+
 	r = &rules[R_PLT];
 	if (ARM64) {
 		*r = rules[R_A];
@@ -160,7 +165,7 @@ static const struct tb_row rows[] = {
 	{ F_UNSUP, R_UNSUP }, { F_GAP, R_END }, { F_SIG, R_SIG },
 	{ F_PLT, R_PLT }, { F_FPFAR, R_FPFAR }, { F_FPVAL, R_FPVAL },
 	{ F_FPREG, R_FPREG }, { F_DEREF, R_DEREF }, { F_DEREFFP, R_DEREFFP },
-	{ F_REGCFA, R_REGCFA }, { F_END, R_END },
+	{ F_REGCFA, R_REGCFA }, { F_AREGS, R_AREGS }, { F_END, R_END },
 };
 
 /* One test case's world: the stack snapshot, code bytes, maps, env. */
@@ -543,17 +548,28 @@ static void test_stops(struct tap *t, struct world *w)
 		run(w, 0, 64);
 		expect(t, w, want, 1, UWPROF_STOP_UNSUPPORTED,
 		       "CFA from a register not known: UNSUPPORTED");
-		/* The same code as a caller: its register 3 is long gone. */
+		/*
+		 * The same code as a caller: register 3 keeps its value
+		 * through a callee that keeps no register elsewhere, not
+		 * through one that does.
+		 */
 		w->env.gpr = gpr;
 		w->regs.pc = TEXT + F_A + 4;
 		w->regs.fp = 0;
+		gpr[3] = S + 0x40;
 		put(w, S + 8, TEXT + F_REGCFA + 9);
 		put(w, S, 0);
 		run(w, 0, 64);
 		want[0] = TEXT + F_A + 4;
 		want[1] = TEXT + F_REGCFA + 9;
+		want[2] = TEXT + F_OUTER + 4;
+		expect(t, w, want, 3, UWPROF_STOP_OK,
+		       "CFA from a register in a caller, callee keeps no register: OK");
+		w->regs.pc = TEXT + F_AREGS + 4;
+		run(w, 0, 64);
+		want[0] = TEXT + F_AREGS + 4;
 		expect(t, w, want, 2, UWPROF_STOP_UNSUPPORTED,
-		       "CFA from a register in a caller's frame: UNSUPPORTED");
+		       "CFA from a register in a caller, callee keeps one: UNSUPPORTED");
 	}
 
 	/* Undefined ra in the very first frame. */

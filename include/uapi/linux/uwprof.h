@@ -74,9 +74,10 @@ enum uwprof_cfa {
 	UWPROF_CFA_DEREF_SP	= 5,
 	UWPROF_CFA_DEREF_FP	= 6,
 	/*
-	 * CFA = register cfa_arg (DWARF number) + cfa_off: known in the
-	 * interrupted frame only (ld.so's lazy resolver, OpenSSL's assembly);
-	 * in a caller's frame the walk stops (UWPROF_STOP_UNSUPPORTED).
+	 * CFA = register cfa_arg (DWARF number) + cfa_off (ld.so's lazy
+	 * resolver, OpenSSL's assembly): the interrupted frame's value of the
+	 * register, in callers too while no frame stepped through had
+	 * UWPROF_RULE_REGS; else the walk stops (UWPROF_STOP_UNSUPPORTED).
 	 */
 	UWPROF_CFA_REG		= 7,
 };
@@ -94,6 +95,12 @@ enum uwprof_reg_rule {
 /* uwprof_rule.flags */
 #define UWPROF_RULE_SIGNAL	(1U << 0)	/* FDE of a signal trampoline ('S') */
 #define UWPROF_RULE_PAC		(1U << 1)	/* arm64: ra is signed (negate_ra_state) */
+/*
+ * The frame keeps a general register other than sp, fp and ra somewhere
+ * else (saved on the stack, in another register): in its caller that
+ * register no longer has the interrupted frame's value.
+ */
+#define UWPROF_RULE_REGS	(1U << 2)
 
 struct uwprof_rule {
 	__u8	cfa_type;	/* enum uwprof_cfa */
