@@ -70,7 +70,7 @@ SAMPLE_FP_USED = 1 << 8
 SAMPLE_IN_KERNEL = 1 << 9
 STOP_NAMES = ('ok', 'fp_end', 'depth', 'no_map', 'no_row', 'unsupported',
               'read', 'bad_sp', 'bad_pc', 'no_process')
-MAX_DEPTH = 2048
+MAX_DEPTH = 8192
 
 
 class _Version(ctypes.Structure):

@@ -1046,22 +1046,53 @@ const struct uwprof_pf_map *uwprof_pf_resolve(const struct uwprof_pf *pf,
 	return map;
 }
 
-const char *uwprof_pf_comm(const struct uwprof_pf *pf, uint32_t pid,
-			   uint32_t tid)
+/* [*lo, *hi): the times between the execs of 'pid' around 'time_ns'. */
+static void pf_image_span(const struct uwprof_pf *pf, uint32_t pid,
+			  uint64_t time_ns, uint64_t *lo, uint64_t *hi)
 {
-	const char *best = NULL;
+	size_t i;
+
+	*lo = 0;
+	*hi = UINT64_MAX;
+	for (i = 0; i < pf->nr_exits; i++) {
+		const struct uwprof_pf_exit_rec *e = &pf->exits[i];
+
+		if (e->pid != pid || !e->exec)
+			continue;
+		if (e->time_ns <= time_ns && e->time_ns > *lo)
+			*lo = e->time_ns;
+		else if (e->time_ns > time_ns && e->time_ns < *hi)
+			*hi = e->time_ns;
+	}
+}
+
+static const char *pf_comm_in(const struct uwprof_pf *pf, uint32_t pid,
+			      uint32_t tid, uint64_t lo, uint64_t hi)
+{
 	size_t i;
 
 	for (i = pf->nr_threads; i-- > 0;)
-		if (pf->threads[i].tid == tid && pf->threads[i].pid == pid)
+		if (pf->threads[i].tid == tid && pf->threads[i].pid == pid &&
+		    pf->threads[i].time_ns >= lo && pf->threads[i].time_ns < hi)
 			return pf->threads[i].comm;
 	for (i = pf->nr_maps; i-- > 0;)
 		if (pf->maps[i].pid == pid && pf->maps[i].comm &&
-		    pf->maps[i].comm[0]) {
-			best = pf->maps[i].comm;
-			break;
-		}
-	return best;
+		    pf->maps[i].comm[0] && pf->maps[i].time_ns >= lo &&
+		    pf->maps[i].time_ns < hi)
+			return pf->maps[i].comm;
+	return NULL;
+}
+
+const char *uwprof_pf_comm(const struct uwprof_pf *pf, uint32_t pid,
+			   uint32_t tid, uint64_t time_ns)
+{
+	const char *c;
+	uint64_t lo, hi;
+
+	pf_image_span(pf, pid, time_ns, &lo, &hi);
+	c = pf_comm_in(pf, pid, tid, lo, hi);
+	/* No name taken while that image ran: the nearest one. */
+	return c ? c : pf_comm_in(pf, pid, tid, 0, UINT64_MAX);
 }
 
 const struct uwprof_pf_ksym *uwprof_pf_ksym_find(const struct uwprof_pf *pf,

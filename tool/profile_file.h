@@ -335,9 +335,13 @@ const struct uwprof_pf_map *uwprof_pf_resolve(const struct uwprof_pf *pf,
 					      uint64_t ip,
 					      const struct uwprof_pf_object **obj);
 
-/* The name of thread 'tid' (else of its process), or NULL. */
+/*
+ * The name of thread 'tid' (else of its process) at 'time_ns', or NULL:
+ * the program it ran then, so after an exec the new program's name (from
+ * the records taken between the execs around that time).
+ */
 const char *uwprof_pf_comm(const struct uwprof_pf *pf, uint32_t pid,
-			   uint32_t tid);
+			   uint32_t tid, uint64_t time_ns);
 
 /* The kernel symbol containing 'addr', or NULL. */
 const struct uwprof_pf_ksym *uwprof_pf_ksym_find(const struct uwprof_pf *pf,

@@ -47,7 +47,7 @@
 #include "tablecache.h"
 
 #define REC_DEFAULT_FREQ	999
-#define REC_DEFAULT_DEPTH	512
+#define REC_DEFAULT_DEPTH	4096
 #define REC_REFRESH_MIN_NS	2000000ULL	/* per process, between re-reads */
 /*
  * How often the mappings of a command's processes are re-read, and their

@@ -146,7 +146,8 @@ static void print_header(const struct uwprof_rep *r, FILE *f)
 	for (st = 0; st < UWPROF_STOP__COUNT; st++) {
 		if (!stops[st])
 			continue;
-		fprintf(f, "%s %s %.1f%%", first ? "" : ",", stop_name[st],
+		fprintf(f, "%s %s %llu (%.1f%%)", first ? "" : ",",
+			stop_name[st], (unsigned long long)stops[st],
 			pct(stops[st], r->nr_samples));
 		first = 0;
 	}

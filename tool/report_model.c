@@ -447,7 +447,7 @@ int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines)
 		s->flags = ps->flags;
 		s->nr_kernel = ps->nr_kernel;
 		s->nr_user = ps->nr_user;
-		s->comm = uwprof_pf_comm(r->pf, ps->pid, ps->tid);
+		s->comm = uwprof_pf_comm(r->pf, ps->pid, ps->tid, ps->time_ns);
 		if (!s->comm) {
 			s->comm = pool_printf(r, ":%u", ps->tid);
 			if (!s->comm)

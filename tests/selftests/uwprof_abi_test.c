@@ -371,7 +371,7 @@ TEST_F(dev, start_args)
 	EXPECT_EQ(-EINVAL, uwt_start(self->fd, 0, 100, 64, 3, pids, 1));
 	EXPECT_EQ(-E2BIG, uwt_start(self->fd, 0, 100, 64, UWPROF_MAX_RING_PAGES * 2,
 				    pids, 1));
-	/* One page cannot hold two records of depth 2048. */
+	/* One page cannot hold two records of the deepest stack. */
 	EXPECT_EQ(-EINVAL, uwt_start(self->fd, 0, 100, UWPROF_MAX_DEPTH, 1, pids, 1));
 	EXPECT_EQ(-EINVAL, uwt_start(self->fd, 0, 100, 64, 0, pids, 0));
 	EXPECT_EQ(-E2BIG, uwt_start(self->fd, 0, 100, 64, 0, pids, UWPROF_MAX_PIDS + 1));

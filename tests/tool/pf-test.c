@@ -198,8 +198,14 @@ int main(int argc, char **argv)
 	ok(pf->lost == 3 && pf->nr_exits == 1 && pf->exits[0].exec == 1,
 	   "lost count and exec record");
 	ok(pf->has_stats && pf->stats.lost == 3, "stats record");
-	ok(!strcmp(uwprof_pf_comm(pf, 42, 43), "worker") &&
-	   !strcmp(uwprof_pf_comm(pf, 42, 44), "demo2"), "thread and process names");
+	ok(!strcmp(uwprof_pf_comm(pf, 42, 43, 2000), "worker") &&
+	   !strcmp(uwprof_pf_comm(pf, 42, 44, 2000), "demo"), "thread and process names");
+	ok(!strcmp(uwprof_pf_comm(pf, 42, 42, 3200), "demo2") &&
+	   !strcmp(uwprof_pf_comm(pf, 42, 42, 4000), "demo2") &&
+	   !strcmp(uwprof_pf_comm(pf, 42, 42, 1000), "demo"),
+	   "after an exec, the new program's name; before it, the old one");
+	ok(!strcmp(uwprof_pf_comm(pf, 42, 43, 3200), "demo2"),
+	   "a thread's name does not outlive the exec");
 	m = uwprof_pf_maps_for(pf, 42, 2000);
 	ok(m && m->time_ns == 1500, "snapshot taken before a sample applies");
 	m = uwprof_pf_maps_for(pf, 42, 1000);

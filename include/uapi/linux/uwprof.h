@@ -245,7 +245,7 @@ struct uwprof_process_del {
  */
 #define UWPROF_START_HOLD_EXEC		(1U << 5)
 
-#define UWPROF_MAX_DEPTH	2048
+#define UWPROF_MAX_DEPTH	8192
 #define UWPROF_MAX_PIDS		1024
 #define UWPROF_MAX_FREQ		100000
 #define UWPROF_MAX_RING_PAGES	4096	/* data pages per CPU */
