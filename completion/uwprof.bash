@@ -70,7 +70,7 @@ _uwprof()
 		-n|--max)
 			return 0 ;;
 		esac
-		opts="-i --input -s --sort --lines --folded --pprof --svg -n --max
+		opts="-i --input -s --sort --lines --folded --pprof --svg --mark-incomplete -n --max
 		      --help"
 		;;
 	script)

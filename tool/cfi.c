@@ -502,6 +502,24 @@ static int cfi_cie_get(struct uwprof_cfi *c, uint64_t off, const uint8_t *ref,
 	return 0;
 }
 
+struct uwprof_cfi_fde *uwprof_cfi_fde_add(struct uwprof_cfi *c)
+{
+	struct uwprof_cfi_fde *f;
+
+	if (c->nr_fdes == c->cap_fdes) {
+		size_t n = c->cap_fdes ? c->cap_fdes * 2 : 1024;
+
+		f = realloc(c->fdes, n * sizeof(*f));
+		if (!f)
+			return NULL;
+		c->fdes = f;
+		c->cap_fdes = n;
+	}
+	f = &c->fdes[c->nr_fdes++];
+	memset(f, 0, sizeof(*f));
+	return f;
+}
+
 int uwprof_cfi_parse(struct uwprof_cfi *c)
 {
 	uint64_t off = 0, next, id, lo, range;
@@ -575,16 +593,9 @@ int uwprof_cfi_parse(struct uwprof_cfi *c)
 		}
 		if (lo + range < lo)
 			return cfi_fail(c, idp, "FDE range wraps around");
-		if (c->nr_fdes == c->cap_fdes) {
-			size_t n = c->cap_fdes ? c->cap_fdes * 2 : 1024;
-			void *q = realloc(c->fdes, n * sizeof(*c->fdes));
-
-			if (!q)
-				return -ENOMEM;
-			c->fdes = q;
-			c->cap_fdes = n;
-		}
-		f = &c->fdes[c->nr_fdes++];
+		f = uwprof_cfi_fde_add(c);
+		if (!f)
+			return -ENOMEM;
 		f->lo = lo;
 		f->hi = lo + range;
 		f->off = off;

@@ -60,6 +60,9 @@ struct uwprof_cfi {
 /* Parse every CIE and FDE; FDEs with an empty range are left out. */
 int uwprof_cfi_parse(struct uwprof_cfi *c);
 
+/* A new, zeroed FDE at the end of c->fdes, or NULL when out of memory. */
+struct uwprof_cfi_fde *uwprof_cfi_fde_add(struct uwprof_cfi *c);
+
 /* Whether the CIE of 'f' marks a signal trampoline ('S'). */
 int uwprof_cfi_fde_signal(const struct uwprof_cfi *c,
 			  const struct uwprof_cfi_fde *f);

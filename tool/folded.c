@@ -10,44 +10,58 @@
 #include "folded.h"
 #include "report_model.h"
 
-/* Root to leaf: comm, user frames outermost first, then kernel ones. */
+/* Appends ";name" (just "name" first); the comm alone is cleaned here. */
+static int line_add(char **buf, size_t *len, size_t *cap, const char *name,
+		    int clean)
+{
+	size_t n = strlen(name), k;
+	char *nb;
+
+	if (*len + n + 2 > *cap) {
+		*cap = (*len + n + 2) * 2;
+		nb = realloc(*buf, *cap);
+		if (!nb)
+			return -ENOMEM;
+		*buf = nb;
+	}
+	if (*len)
+		(*buf)[(*len)++] = ';';
+	for (k = 0; k < n; k++)
+		if (!clean || (name[k] != ';' && name[k] != '\n'))
+			(*buf)[(*len)++] = name[k];
+	(*buf)[*len] = 0;
+	return 0;
+}
+
+/*
+ * Root to leaf: comm, the incomplete mark when asked for, user frames
+ * outermost first, then kernel ones.
+ */
 static char *stack_line(const struct uwprof_rep *r,
 			const struct uwprof_rep_sample *s)
 {
-	size_t len = 0, cap = 256, n;
-	const char *name;
-	char *buf = malloc(cap), *nb;
+	size_t len = 0, cap = 256;
+	const char *mark;
+	char *buf = malloc(cap);
 	uint32_t i, nr = s->nr_kernel + s->nr_user, k;
+	int err;
 
 	if (!buf)
 		return NULL;
-	for (i = 0; i <= nr; i++) {
-		if (i == 0) {
-			name = s->comm;
-		} else {
-			/* i-th frame from the root, in file order (leaf first) */
-			k = i <= s->nr_user ? s->nr_kernel + s->nr_user - i :
-					      s->nr_kernel - (i - s->nr_user);
-			name = r->frames[s->frames[k]].folded;
-		}
-		n = strlen(name);
-		if (len + n + 2 > cap) {
-			cap = (len + n + 2) * 2;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				return NULL;
-			}
-			buf = nb;
-		}
-		if (i)
-			buf[len++] = ';';
-		/* The comm is the one name not cleaned by the model. */
-		for (k = 0; k < n; k++)
-			if (i || (name[k] != ';' && name[k] != '\n'))
-				buf[len++] = name[k];
+	buf[0] = 0;
+	err = line_add(&buf, &len, &cap, s->comm, 1);
+	mark = r->mark_incomplete ? uwprof_rep_incomplete_mark(r, s) : NULL;
+	if (!err && mark)
+		err = line_add(&buf, &len, &cap, mark, 0);
+	for (i = 1; i <= nr && !err; i++) {
+		/* i-th frame from the root, in file order (leaf first) */
+		k = i <= s->nr_user ? nr - i : s->nr_kernel - (i - s->nr_user);
+		err = line_add(&buf, &len, &cap, r->frames[s->frames[k]].folded, 0);
 	}
-	buf[len] = 0;
+	if (err) {
+		free(buf);
+		return NULL;
+	}
 	return buf;
 }
 
@@ -77,6 +91,10 @@ static int sample_cmp(const void *a, const void *b, void *arg)
 
 	if (c)
 		return c;
+	if (r->mark_incomplete &&
+	    (x->flags & UWPROF_SAMPLE_STOP_MASK) != (y->flags & UWPROF_SAMPLE_STOP_MASK))
+		return (x->flags & UWPROF_SAMPLE_STOP_MASK) <
+		       (y->flags & UWPROF_SAMPLE_STOP_MASK) ? -1 : 1;
 	if (x->nr_kernel != y->nr_kernel)
 		return x->nr_kernel < y->nr_kernel ? -1 : 1;
 	if (x->nr_user != y->nr_user)

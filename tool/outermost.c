@@ -2,7 +2,6 @@
 /* Rows that end the walk at outermost frames the CFI leaves open. */
 #include <errno.h>
 #include <gelf.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "outermost.h"
@@ -39,17 +38,9 @@ static int mark_range(struct uwprof_cfi *c, uint64_t lo, uint64_t hi)
 	}
 	if (found || hi <= lo)
 		return 0;
-	if (c->nr_fdes == c->cap_fdes) {
-		size_t n = c->cap_fdes ? c->cap_fdes * 2 : 16;
-
-		f = realloc(c->fdes, n * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		c->fdes = f;
-		c->cap_fdes = n;
-	}
-	f = &c->fdes[c->nr_fdes++];
-	memset(f, 0, sizeof(*f));
+	f = uwprof_cfi_fde_add(c);
+	if (!f)
+		return -ENOMEM;
 	f->lo = lo;
 	f->hi = hi;
 	f->cie = UWPROF_OUTERMOST_CIE;

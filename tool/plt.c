@@ -14,7 +14,6 @@
  * sp, by storing x16 and x30 below it. A br ends a stub.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "plt.h"
@@ -169,17 +168,9 @@ int uwprof_plt_add(const struct uwprof_elf *e, struct uwprof_cfi *c)
 		    plt_covered(c, s->addr, s->addr + s->size) ||
 		    plt_walk(e, s, NULL, NULL))
 			continue;
-		if (c->nr_fdes == c->cap_fdes) {
-			size_t n = c->cap_fdes ? c->cap_fdes * 2 : 16;
-
-			f = realloc(c->fdes, n * sizeof(*f));
-			if (!f)
-				return -ENOMEM;
-			c->fdes = f;
-			c->cap_fdes = n;
-		}
-		f = &c->fdes[c->nr_fdes++];
-		memset(f, 0, sizeof(*f));
+		f = uwprof_cfi_fde_add(c);
+		if (!f)
+			return -ENOMEM;
 		f->lo = s->addr;
 		f->hi = s->addr + s->size;
 		f->insn = (uint64_t)i;

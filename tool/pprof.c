@@ -313,6 +313,15 @@ static void put_samples(struct pprof_ctx *c)
 		pb_uint(&c->sub2, 1, str_of(c, "thread"));
 		pb_uint(&c->sub2, 2, str_of(c, s->comm));
 		pb_msg(&c->sub, 3, &c->sub2);
+		pb_uint(&c->sub2, 1, str_of(c, "stop"));
+		pb_uint(&c->sub2, 2, str_of(c, uwprof_pf_stop_name(
+			s->flags & UWPROF_SAMPLE_STOP_MASK)));
+		pb_msg(&c->sub, 3, &c->sub2);
+		if (s->flags & UWPROF_SAMPLE_FP_USED) {
+			pb_uint(&c->sub2, 1, str_of(c, "fp_fallback"));
+			pb_uint(&c->sub2, 2, str_of(c, "yes"));
+			pb_msg(&c->sub, 3, &c->sub2);
+		}
 		pb_msg(&c->out, 2, &c->sub);
 	}
 	free(ids.p);

@@ -1095,6 +1095,24 @@ const char *uwprof_pf_comm(const struct uwprof_pf *pf, uint32_t pid,
 	return c ? c : pf_comm_in(pf, pid, tid, 0, UINT64_MAX);
 }
 
+const char *uwprof_pf_stop_name(unsigned int stop)
+{
+	static const char *const names[UWPROF_STOP__COUNT] = {
+		[UWPROF_STOP_OK] = "complete",
+		[UWPROF_STOP_FP_END] = "fp-chain-end",
+		[UWPROF_STOP_DEPTH] = "max-depth",
+		[UWPROF_STOP_NO_MAP] = "no-mapping",
+		[UWPROF_STOP_NO_ROW] = "no-table-row",
+		[UWPROF_STOP_UNSUPPORTED] = "unsupported-rule",
+		[UWPROF_STOP_READ] = "stack-unreadable",
+		[UWPROF_STOP_BAD_SP] = "bad-sp",
+		[UWPROF_STOP_BAD_PC] = "bad-pc",
+		[UWPROF_STOP_NO_PROCESS] = "process-not-uploaded-yet",
+	};
+
+	return stop < UWPROF_STOP__COUNT && names[stop] ? names[stop] : "unknown";
+}
+
 const struct uwprof_pf_ksym *uwprof_pf_ksym_find(const struct uwprof_pf *pf,
 						 uint64_t addr)
 {

@@ -343,6 +343,13 @@ const struct uwprof_pf_map *uwprof_pf_resolve(const struct uwprof_pf *pf,
 const char *uwprof_pf_comm(const struct uwprof_pf *pf, uint32_t pid,
 			   uint32_t tid, uint64_t time_ns);
 
+/*
+ * The name of a stop reason (enum uwprof_stop: how a sample's stack
+ * ended) as every output prints it: "complete", "fp-chain-end",
+ * "max-depth", ...; "unknown" for a value this tool does not know.
+ */
+const char *uwprof_pf_stop_name(unsigned int stop);
+
 /* The kernel symbol containing 'addr', or NULL. */
 const struct uwprof_pf_ksym *uwprof_pf_ksym_find(const struct uwprof_pf *pf,
 						 uint64_t addr);

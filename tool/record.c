@@ -1450,19 +1450,6 @@ static void progress(const struct recorder *r, int final)
 		(double)(mono_ns() - r->t_start) / 1e9, final ? "\n" : "");
 }
 
-static const char *const stop_names[UWPROF_STOP__COUNT] = {
-	[UWPROF_STOP_OK] = "complete",
-	[UWPROF_STOP_FP_END] = "fp-chain-end",
-	[UWPROF_STOP_DEPTH] = "max-depth",
-	[UWPROF_STOP_NO_MAP] = "no-mapping",
-	[UWPROF_STOP_NO_ROW] = "no-table-row",
-	[UWPROF_STOP_UNSUPPORTED] = "unsupported-rule",
-	[UWPROF_STOP_READ] = "stack-unreadable",
-	[UWPROF_STOP_BAD_SP] = "bad-sp",
-	[UWPROF_STOP_BAD_PC] = "bad-pc",
-	[UWPROF_STOP_NO_PROCESS] = "process-not-uploaded-yet",
-};
-
 static void summary(const struct recorder *r, const struct uwprof_stats *st)
 {
 	double secs = (double)(r->t_end - r->t_start) / 1e9;
@@ -1477,7 +1464,7 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 	fprintf(stderr, "uwprof: stacks ended by:");
 	for (i = 0; i < UWPROF_STOP__COUNT; i++)
 		if (r->stops[i])
-			fprintf(stderr, " %s %llu", stop_names[i],
+			fprintf(stderr, " %s %llu", uwprof_pf_stop_name(i),
 				(unsigned long long)r->stops[i]);
 	fprintf(stderr, "\n");
 	if (st->frames)

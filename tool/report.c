@@ -24,6 +24,7 @@ static void report_usage(FILE *f)
 	fprintf(f,
 		"usage: uwprof report [-i FILE] [--sort sym|dso,sym] [--lines]\n"
 		"                     [--folded] [--pprof OUT] [--svg OUT]\n"
+		"                     [--mark-incomplete]\n"
 		"  Print the functions sorted by self samples: self and children\n"
 		"  (self plus callees) percentages of the sampled period, and the\n"
 		"  self sample count; --folded prints folded stacks instead.\n"
@@ -36,6 +37,9 @@ static void report_usage(FILE *f)
 		"                    comm;root;...;leaf[;kernel_[k]...] count\n"
 		"  --pprof OUT       gzipped pprof profile ('go tool pprof OUT')\n"
 		"  --svg OUT         interactive SVG flamegraph\n"
+		"  --mark-incomplete in --folded and --svg, put a stack that did not\n"
+		"                    reach its outermost frame under a root-side\n"
+		"                    frame '[incomplete: REASON]'\n"
 		"  -n, --max N       at most N rows in the table (0: all)\n"
 		"  Output files are written to a temporary name and renamed:\n"
 		"  never half-written.\n"
@@ -61,6 +65,7 @@ struct report_opts {
 	const char	*pprof;
 	const char	*svg;
 	long		max_rows;
+	int		mark_incomplete;
 };
 
 struct sort_ctx {
@@ -102,19 +107,6 @@ static int row_cmp(const void *a, const void *b, void *arg)
 	return key_cmp(c->r, x->frame, y->frame, c->by_dso);
 }
 
-static const char *const stop_name[UWPROF_STOP__COUNT] = {
-	[UWPROF_STOP_OK] = "complete",
-	[UWPROF_STOP_FP_END] = "fp chain end",
-	[UWPROF_STOP_DEPTH] = "max depth",
-	[UWPROF_STOP_NO_MAP] = "pc in no mapping",
-	[UWPROF_STOP_NO_ROW] = "no unwind row",
-	[UWPROF_STOP_UNSUPPORTED] = "unsupported rule",
-	[UWPROF_STOP_READ] = "stack not readable",
-	[UWPROF_STOP_BAD_SP] = "bad sp",
-	[UWPROF_STOP_BAD_PC] = "bad return address",
-	[UWPROF_STOP_NO_PROCESS] = "process without maps",
-};
-
 static double pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
@@ -147,7 +139,7 @@ static void print_header(const struct uwprof_rep *r, FILE *f)
 		if (!stops[st])
 			continue;
 		fprintf(f, "%s %s %llu (%.1f%%)", first ? "" : ",",
-			stop_name[st], (unsigned long long)stops[st],
+			uwprof_pf_stop_name(st), (unsigned long long)stops[st],
 			pct(stops[st], r->nr_samples));
 		first = 0;
 	}
@@ -291,6 +283,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		{ "pprof", required_argument, NULL, 'p' },
 		{ "svg", required_argument, NULL, 'g' },
 		{ "max", required_argument, NULL, 'n' },
+		{ "mark-incomplete", no_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -325,6 +318,9 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			break;
 		case 'g':
 			o->svg = optarg;
+			break;
+		case 'm':
+			o->mark_incomplete = 1;
 			break;
 		case 'n':
 			errno = 0;
@@ -362,6 +358,7 @@ int uwprof_cmd_report(int argc, char **argv)
 	}
 	if (uwprof_rep_load(&r, o.input, o.lines))
 		return UWPROF_REP_EXIT_ERROR;
+	r.mark_incomplete = o.mark_incomplete;
 	if (o.pprof)
 		err |= write_named(&r, o.pprof, pprof_fn, NULL) != 0;
 	if (o.svg)

@@ -423,6 +423,13 @@ int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines)
 	r->map_hash = calloc(1, sizeof(*r->map_hash));
 	if (!r->syms || !r->frame_hash || !r->map_hash)
 		goto nomem;
+	for (i = 0; i < UWPROF_STOP__COUNT; i++) {
+		r->marks[i] = pool_printf(r, "[incomplete: %s]",
+					  uwprof_pf_stop_name(i ? (unsigned int)i :
+							      UWPROF_STOP__COUNT));
+		if (!r->marks[i])
+			goto nomem;
+	}
 	for (i = 0; i < r->pf->nr_samples; i++) {
 		total += r->pf->samples[i].nr_kernel + r->pf->samples[i].nr_user;
 		any_kernel |= r->pf->samples[i].nr_kernel;
@@ -546,6 +553,16 @@ static void out_release(struct uwprof_rep_out *o)
 	free(o->path);
 	free(o->tmp);
 	memset(o, 0, sizeof(*o));
+}
+
+const char *uwprof_rep_incomplete_mark(const struct uwprof_rep *r,
+				       const struct uwprof_rep_sample *s)
+{
+	unsigned int st = s->flags & UWPROF_SAMPLE_STOP_MASK;
+
+	if (st == UWPROF_STOP_OK)
+		return NULL;
+	return r->marks[st < UWPROF_STOP__COUNT ? st : UWPROF_STOP_OK];
 }
 
 int uwprof_rep_out_commit(struct uwprof_rep_out *o)

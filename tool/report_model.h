@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <linux/uwprof.h>
+
 struct uwprof_pf;
 struct uwprof_syms;
 
@@ -93,7 +95,18 @@ struct uwprof_rep {
 	struct uwprof_rep_hash *map_hash;
 	uint64_t	total_period;
 	int		have_ksyms;	/* 1: file's KSYMS, 2: /proc/kallsyms */
+	/* folded and SVG output: a root-side frame naming the stop reason */
+	int		mark_incomplete;
+	/* "[incomplete: <stop>]" by stop reason; [0]: an unknown one */
+	const char	*marks[UWPROF_STOP__COUNT];
 };
+
+/*
+ * The root-side frame --mark-incomplete gives a sample whose stack did not
+ * reach its outermost frame ("[incomplete: no-table-row]"), or NULL.
+ */
+const char *uwprof_rep_incomplete_mark(const struct uwprof_rep *r,
+				       const struct uwprof_rep_sample *s);
 
 /*
  * Open the profile at 'path' and symbolize it. Returns 0, or a negative

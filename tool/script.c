@@ -9,12 +9,17 @@
  *	<blank line>
  *
  * An unresolved frame prints "[unknown]" for the symbol, and for the dso
- * when no mapping holds the address.
+ * when no mapping holds the address. A sample whose stack did not end at
+ * its outermost frame, or that the frame-pointer fallback walked, is
+ * preceded by a comment line, which perf-script readers skip:
+ *
+ *	# stop: <reason>[, fp-fallback]
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "profile_file.h"
 #include "report_model.h"
 #include "script.h"
 
@@ -25,7 +30,8 @@ static void script_usage(FILE *f)
 		"  Print every sample of a profile in 'perf script' layout:\n"
 		"  'comm tid [cpu] sec.usec: period event:', then one line per\n"
 		"  frame, leaf first: tab, ip, sym+0xoff, (dso); a blank line\n"
-		"  ends each sample.\n"
+		"  ends each sample. A sample whose stack ended early or used\n"
+		"  the frame-pointer fallback is preceded by '# stop: REASON'.\n"
 		"  -i, --input FILE  the profile (default uwprof.data)\n"
 		"  --lines           add ' file:line' to frames with line info\n"
 		"  exit: 0 ok, 1 unreadable or corrupt input or write error,\n"
@@ -36,11 +42,17 @@ static int script_print(const struct uwprof_rep *r, FILE *f, int lines)
 {
 	const struct uwprof_rep_sample *s;
 	const struct uwprof_rep_frame *fr;
+	unsigned int st;
 	size_t i;
 	uint32_t j;
 
 	for (i = 0; i < r->nr_samples; i++) {
 		s = &r->samples[i];
+		st = s->flags & UWPROF_SAMPLE_STOP_MASK;
+		if (st != UWPROF_STOP_OK || (s->flags & UWPROF_SAMPLE_FP_USED))
+			fprintf(f, "# stop: %s%s\n", uwprof_pf_stop_name(st),
+				(s->flags & UWPROF_SAMPLE_FP_USED) ?
+				", fp-fallback" : "");
 		fprintf(f, "%s %u [%03u] %llu.%06llu: %llu %s:\n", s->comm,
 			s->tid, s->cpu,
 			(unsigned long long)(s->time_ns / 1000000000ULL),

@@ -80,6 +80,7 @@ static int tree_build(const struct uwprof_rep *r, struct node *root,
 {
 	const struct uwprof_rep_sample *s;
 	const struct uwprof_rep_frame *f;
+	const char *mark;
 	struct node *n;
 	uint32_t i, nr, k;
 	size_t si;
@@ -92,6 +93,13 @@ static int tree_build(const struct uwprof_rep *r, struct node *root,
 		if (!n)
 			return -ENOMEM;
 		n->count++;
+		mark = r->mark_incomplete ? uwprof_rep_incomplete_mark(r, s) : NULL;
+		if (mark) {
+			n = node_child(n, mark, NULL, 0);
+			if (!n)
+				return -ENOMEM;
+			n->count++;
+		}
 		for (i = 1; i <= nr; i++) {
 			k = i <= s->nr_user ? nr - i :
 					      s->nr_kernel - (i - s->nr_user);
@@ -101,8 +109,8 @@ static int tree_build(const struct uwprof_rep *r, struct node *root,
 				return -ENOMEM;
 			n->count++;
 		}
-		if ((int)nr + 1 > *max_depth)
-			*max_depth = (int)nr + 1;
+		if ((int)nr + 1 + !!mark > *max_depth)
+			*max_depth = (int)nr + 1 + !!mark;
 	}
 	return 0;
 }
