@@ -752,7 +752,20 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 		if (req->cache)
 			nr = walk_cached(&w, req, nr);
 		if (nr >= req->max_depth) {
-			res->stop = UWPROF_STOP_DEPTH;
+			/*
+			 * A stack of exactly max_depth frames is whole, not
+			 * cut: one more step tells, on a copy of the result
+			 * so that a frame not kept counts for nothing.
+			 */
+			struct uwprof_unwind_res peek = *res;
+
+			ret = step(&w, req, &peek);
+			if (ret) {
+				*res = peek;
+				res->stop = ret - 1;
+			} else {
+				res->stop = UWPROF_STOP_DEPTH;
+			}
 			break;
 		}
 		ret = step(&w, req, res);

@@ -209,7 +209,9 @@ struct uwprof_unwind_res {
  * which may switch stacks, and arm64's leaf whose ra is still in lr) or the
  * walk stops with UWPROF_STOP_BAD_SP; every address is checked against the
  * user address-space limit before it is read; the loop runs at most
- * max_depth times. UWPROF_STOP_DEPTH means ips[] is full.
+ * max_depth times, and once more when ips[] is full, to tell a stack of
+ * exactly max_depth frames (it ends as it would have) from a longer one:
+ * UWPROF_STOP_DEPTH means ips[] is full and a further frame exists.
  *
  * Context: any, including NMI. No locks, no allocation, no sleeping; user
  * memory is read only through the environment's non-faulting reader.

@@ -1091,7 +1091,10 @@ const char *uwprof_pf_comm(const struct uwprof_pf *pf, uint32_t pid,
 
 	pf_image_span(pf, pid, time_ns, &lo, &hi);
 	c = pf_comm_in(pf, pid, tid, lo, hi);
-	/* No name taken while that image ran: the nearest one. */
+	/*
+	 * No name was taken while that image ran (it exec'd again before the
+	 * recorder read it): the last one recorded, rather than none.
+	 */
 	return c ? c : pf_comm_in(pf, pid, tid, 0, UINT64_MAX);
 }
 

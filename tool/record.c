@@ -103,6 +103,8 @@ struct rec_proc {
 	int		urgent;		/* ... at once: code runs in a mapping it lacks */
 	int		gone;
 	uint64_t	last_read_ns;
+	uint64_t	first_name_ns;	/* its earliest name record, 0: none */
+	uint32_t	execs;		/* exec records seen */
 	uint64_t	vsize;		/* size at the last check, in pages */
 	struct uwprof_map *maps;	/* as last uploaded */
 	uint32_t	nr_maps;
@@ -714,6 +716,12 @@ static int proc_upload_once(struct recorder *r, struct rec_proc *p)
 	size_t i;
 	int ret, stopped = 0;
 
+	/*
+	 * The name is read next to the time the record carries: between this
+	 * and the end of the upload the process may exec (and is then read
+	 * again), and its new name must not be dated before the exec.
+	 */
+	uwprof_pm_comm((pid_t)p->pid, (pid_t)p->pid, comm, sizeof(comm));
 	p->last_read_ns = mono_ns();
 	p->refresh = 0;
 	p->urgent = 0;
@@ -792,8 +800,9 @@ static int proc_upload_once(struct recorder *r, struct rec_proc *p)
 			p->pid, strerror(-ret));
 		r->warned_maps = 1;
 	}
-	uwprof_pm_comm((pid_t)p->pid, (pid_t)p->pid, comm, sizeof(comm));
 	rec_out(r, uwprof_pfw_maps(&r->w, p->last_read_ns, p->pid, comm, fm, n));
+	if (comm[0] && !p->first_name_ns)
+		p->first_name_ns = p->last_read_ns;
 	r->maps_uploads++;
 	free(p->maps);
 	p->maps = km;
@@ -925,16 +934,52 @@ static int procs_refresh(struct recorder *r, int force, int max_ms)
 
 /* ------------------------------------------------------------- records */
 
-static void rec_thread(struct recorder *r, uint32_t pid, uint32_t tid,
-		       uint64_t t)
+/*
+ * The thread's name, stamped with the time it was read, not the sample's:
+ * samples wait in the ring, and one taken before an exec is often read
+ * after it, when the name is already the new program's. The reader names
+ * a sample from the records between the execs around it (uwprof_pf_comm()).
+ */
+static void rec_thread(struct recorder *r, struct rec_proc *p, uint32_t tid)
 {
 	char comm[64];
+	uint64_t t;
 
-	if (set_add(&r->tids, ((uint64_t)pid << 32) | tid) != 1)
+	if (set_add(&r->tids, ((uint64_t)p->pid << 32) | tid) != 1)
 		return;
-	uwprof_pm_comm((pid_t)pid, (pid_t)tid, comm, sizeof(comm));
+	uwprof_pm_comm((pid_t)p->pid, (pid_t)tid, comm, sizeof(comm));
+	t = mono_ns();
+	if (!comm[0])
+		return;
+	rec_out(r, uwprof_pfw_thread(&r->w, t, p->pid, tid, comm));
+	if (tid == p->pid && !p->first_name_ns)
+		p->first_name_ns = t;
+}
+
+/*
+ * A command's process whose first exec came before any record of its name
+ * ran its parent's program until then, under the parent's name (a fork
+ * keeps it; the command's processes all started after the recording did,
+ * so this exec is their first): record that name just before the exec, so
+ * that its samples from before it are not named after the new program.
+ * Not when it was re-parented (its parent is gone).
+ */
+static void rec_name_before_exec(struct recorder *r, struct rec_proc *p,
+				 uint64_t exec_ns)
+{
+	char comm[64];
+	pid_t pp;
+
+	if (r->o.mode != MODE_CMD || p->execs || !exec_ns ||
+	    (p->first_name_ns && p->first_name_ns < exec_ns))
+		return;
+	pp = uwprof_pm_ppid((pid_t)p->pid);
+	if (pp <= 1)
+		return;
+	uwprof_pm_comm(pp, pp, comm, sizeof(comm));
 	if (comm[0])
-		rec_out(r, uwprof_pfw_thread(&r->w, t, pid, tid, comm));
+		rec_out(r, uwprof_pfw_thread(&r->w, exec_ns - 1, p->pid, p->pid,
+					     comm));
 }
 
 static int on_record(const struct uwprof_rec_hdr *h, uint32_t ring, void *priv)
@@ -952,7 +997,7 @@ static int on_record(const struct uwprof_rec_hdr *h, uint32_t ring, void *priv)
 			r->filtered++;
 			break;
 		}
-		rec_thread(r, s->pid, s->tid, s->time_ns);
+		rec_thread(r, p, s->tid);
 		if (stop == UWPROF_STOP_NO_PROCESS || stop == UWPROF_STOP_NO_MAP)
 			p->refresh = 1;
 		if (stop < UWPROF_STOP__COUNT)
@@ -993,8 +1038,11 @@ static int on_record(const struct uwprof_rec_hdr *h, uint32_t ring, void *priv)
 		if (!p || p->ours != 1)
 			break;
 		r->exits++;
+		if (e->exec)
+			rec_name_before_exec(r, p, e->time_ns);
 		rec_out(r, uwprof_pfw_exit(&r->w, e->time_ns, e->pid, e->exec));
 		if (e->exec) {
+			p->execs++;
 			/* The module dropped its mappings: the new image's. */
 			free(p->maps);
 			p->maps = NULL;

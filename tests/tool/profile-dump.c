@@ -301,7 +301,7 @@ static int do_chain(const struct uwprof_pf *pf, const char *lib, char *chain)
 static void do_stats(const struct uwprof_pf *pf)
 {
 	uint64_t stops[UWPROF_STOP__COUNT] = { 0 }, execs = 0, vdso = 0;
-	uint32_t *pids, *tids;
+	uint32_t *pids, *tids, deepest_ok = 0, deepest = 0;
 	size_t npids = 0, ntids = 0, i;
 
 	pids = calloc(pf->nr_samples + 1, sizeof(*pids));
@@ -313,6 +313,10 @@ static void do_stats(const struct uwprof_pf *pf)
 
 		if (st < UWPROF_STOP__COUNT)
 			stops[st]++;
+		if (pf->samples[i].nr_user > deepest)
+			deepest = pf->samples[i].nr_user;
+		if (st == UWPROF_STOP_OK && pf->samples[i].nr_user > deepest_ok)
+			deepest_ok = pf->samples[i].nr_user;
 		count_u32(pids, &npids, pf->samples[i].pid);
 		count_u32(tids, &ntids, pf->samples[i].tid);
 	}
@@ -333,6 +337,8 @@ static void do_stats(const struct uwprof_pf *pf)
 	       pf->nr_ksyms, pf->has_stats);
 	for (i = 0; i < UWPROF_STOP__COUNT; i++)
 		printf("stop%zu=%llu\n", i, (unsigned long long)stops[i]);
+	/* User frames of the deepest stack, and of the deepest whole one. */
+	printf("deepest=%u\ndeepest_ok=%u\n", deepest, deepest_ok);
 	free(pids);
 	free(tids);
 }

@@ -342,6 +342,12 @@ static void test_chain(struct tap *t, struct world *w)
 	tap_ok(t, w->res.flags == 0 && w->res.fp_frames == 0 && w->res.unknown_pc == 0,
 	       "table chain: no fp fallback, no unknown pc");
 
+	run(w, 0, 4);
+	expect(t, w, want, 4, UWPROF_STOP_OK, "max_depth as deep as the stack: whole, not cut");
+	run(w, 0, 3);
+	expect(t, w, want, 3, UWPROF_STOP_DEPTH, "max_depth one frame short stops with DEPTH");
+	tap_ok(t, w->res.flags == 0 && w->res.fp_frames == 0 && w->res.unknown_pc == 0,
+	       "the frame looked at past max_depth leaves no trace");
 	run(w, 0, 2);
 	expect(t, w, want, 2, UWPROF_STOP_DEPTH, "max_depth 2 stops with DEPTH");
 	run(w, 0, 1);
@@ -625,6 +631,8 @@ static void test_fast_kinds(struct tap *t, struct world *w)
 	       "cached kinds: CFA from sp with fp kept and saved apart, CFA from fp");
 	run(w, 0, 3);
 	expect(t, w, want, 3, UWPROF_STOP_DEPTH, "cached kinds: max_depth inside the fast frames");
+	run(w, 0, 5);
+	expect(t, w, want, 5, UWPROF_STOP_OK, "cached kinds: max_depth as deep as the stack");
 
 	/*
 	 * A mapping that ends before its table's last rows: a cached row no
@@ -686,7 +694,7 @@ static void test_fast_kinds(struct tap *t, struct world *w)
 	run(w, 0, 64);
 	expect(t, w, want, 2, UWPROF_STOP_READ, "cached kinds: stack read past the snapshot: READ");
 
-	tap_ok(t, w->cached_walks - walks == 20, "cached kinds: %u walks through the cache",
+	tap_ok(t, w->cached_walks - walks == 22, "cached kinds: %u walks through the cache",
 	       w->cached_walks - walks);
 }
 
@@ -752,6 +760,16 @@ static void test_fp(struct tap *t, struct world *w)
 	expect(t, w, want, 3, UWPROF_STOP_OK, "END row and no-table mapping walk by frame pointers");
 	tap_ok(t, w->res.fp_frames == 2 && (w->res.flags & UWPROF_SAMPLE_FP_USED),
 	       "two fp frames counted (%u)", w->res.fp_frames);
+
+	/* The frame found past max_depth by fp is not kept, so not counted. */
+	run(w, 0, 1);
+	expect(t, w, want, 1, UWPROF_STOP_DEPTH, "fp frame past max_depth: DEPTH");
+	tap_ok(t, w->res.fp_frames == 0 && !(w->res.flags & UWPROF_SAMPLE_FP_USED),
+	       "fp frame past max_depth: not counted");
+	run(w, 0, 3);
+	expect(t, w, want, 3, UWPROF_STOP_OK, "fp frames, max_depth as deep as the stack");
+	tap_ok(t, w->res.fp_frames == 2, "fp frames within max_depth counted (%u)",
+	       w->res.fp_frames);
 
 	run(w, UWPROF_UNWIND_NO_FP_FALLBACK, 64);
 	expect(t, w, want, 1, UWPROF_STOP_NO_ROW, "END row, tables only: NO_ROW");

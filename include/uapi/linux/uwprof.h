@@ -269,7 +269,7 @@ struct uwprof_start {
 enum uwprof_stop {
 	UWPROF_STOP_OK = 0,		/* outermost frame reached (ra undefined) */
 	UWPROF_STOP_FP_END,		/* frame-pointer chain ended at zero */
-	UWPROF_STOP_DEPTH,		/* max_depth reached */
+	UWPROF_STOP_DEPTH,		/* max_depth frames kept, more follow */
 	UWPROF_STOP_NO_MAP,		/* pc in no known mapping */
 	UWPROF_STOP_NO_ROW,		/* mapped, but no row and no fp fallback */
 	UWPROF_STOP_UNSUPPORTED,	/* row with an unsupported rule */
