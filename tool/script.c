@@ -10,10 +10,14 @@
  *
  * An unresolved frame prints "[unknown]" for the symbol, and for the dso
  * when no mapping holds the address. A sample whose stack did not end at
- * its outermost frame, or that the frame-pointer fallback walked, is
- * preceded by a comment line, which perf-script readers skip:
+ * its outermost frame, or that the frame-pointer fallback walked, has a
+ * comment line right after its header, which perf-script readers skip:
  *
  *	# stop: <reason>[, fp-fallback]
+ *
+ * After the header, not before it: a reader that recognizes the format by
+ * the first line of the output (the Firefox Profiler) would otherwise turn
+ * away a profile whose first sample is incomplete.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -31,7 +35,8 @@ static void script_usage(FILE *f)
 		"  'comm tid [cpu] sec.usec: period event:', then one line per\n"
 		"  frame, leaf first: tab, ip, sym+0xoff, (dso); a blank line\n"
 		"  ends each sample. A sample whose stack ended early or used\n"
-		"  the frame-pointer fallback is preceded by '# stop: REASON'.\n"
+		"  the frame-pointer fallback has a line '# stop: REASON' after\n"
+		"  its header.\n"
 		"  -i, --input FILE  the profile (default uwprof.data)\n"
 		"  --lines           add ' file:line' to frames with line info\n"
 		"  exit: 0 ok, 1 unreadable or corrupt input or write error,\n"
@@ -48,16 +53,16 @@ static int script_print(const struct uwprof_rep *r, FILE *f, int lines)
 
 	for (i = 0; i < r->nr_samples; i++) {
 		s = &r->samples[i];
-		st = s->flags & UWPROF_SAMPLE_STOP_MASK;
-		if (st != UWPROF_STOP_OK || (s->flags & UWPROF_SAMPLE_FP_USED))
-			fprintf(f, "# stop: %s%s\n", uwprof_pf_stop_name(st),
-				(s->flags & UWPROF_SAMPLE_FP_USED) ?
-				", fp-fallback" : "");
 		fprintf(f, "%s %u [%03u] %llu.%06llu: %llu %s:\n", s->comm,
 			s->tid, s->cpu,
 			(unsigned long long)(s->time_ns / 1000000000ULL),
 			(unsigned long long)(s->time_ns % 1000000000ULL / 1000),
 			(unsigned long long)s->period, r->event);
+		st = s->flags & UWPROF_SAMPLE_STOP_MASK;
+		if (st != UWPROF_STOP_OK || (s->flags & UWPROF_SAMPLE_FP_USED))
+			fprintf(f, "# stop: %s%s\n", uwprof_pf_stop_name(st),
+				(s->flags & UWPROF_SAMPLE_FP_USED) ?
+				", fp-fallback" : "");
 		for (j = 0; j < s->nr_kernel + s->nr_user; j++) {
 			fr = &r->frames[s->frames[j]];
 			fprintf(f, "\t%16llx ", (unsigned long long)fr->ip);
