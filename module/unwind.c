@@ -644,7 +644,8 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 		 * Every word read lies in [CFA - span, CFA), above sp: below
 		 * the limit once the CFA is.
 		 */
-		if (likely(kind == KIND_FAST)) {
+		/* REGS changes nothing here: it is only gathered below. */
+		if (likely((kind & ~KIND_REGS) == KIND_FAST)) {
 			/* CFA = sp + cfa_off, ra saved, fp unchanged. */
 			cfa = sp + (u64)r->cfa_off;
 			if (cfa > last ||

@@ -156,7 +156,6 @@ struct uwprof_rule_cache {
 	u16 next[1U << UWPROF_RULE_CACHE_NEXT_BITS];
 };
 
-/* uwprof_unwind_req.flags */
 /*
  * How far into a function without a frame record pc may be for a direct
  * call to that function's start to prove lr its return address: leaf code
@@ -164,6 +163,7 @@ struct uwprof_rule_cache {
  */
 #define UWPROF_LEAF_MAX_SIZE	4096
 
+/* uwprof_unwind_req.flags */
 #define UWPROF_UNWIND_NO_FP_FALLBACK	BIT(0)	/* tables only */
 
 /* What to unwind: all inputs of uwprof_unwind_user(). */

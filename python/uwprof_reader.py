@@ -463,11 +463,11 @@ def elf_bias(path, start, offset, flags=PF_R | PF_X):
     for p_type, p_flags, p_offset, p_vaddr, _, p_filesz, _, _ in _elf_phdrs(head):
         if p_type != 1 or not (p_offset & ~(page - 1)) <= offset < p_offset + max(p_filesz, 1):
             continue
-        if p_flags & 7 == flags & 7:
-            found = (p_offset, p_vaddr, p_flags & PF_X)
+        if found is None:
+            found = (p_offset, p_vaddr)
+        if not (p_flags ^ flags) & PF_X:
+            found = (p_offset, p_vaddr)
             break
-        if found is None or (p_flags & flags & PF_X and not found[2]):
-            found = (p_offset, p_vaddr, p_flags & PF_X)
     if found is None:
         raise ValueError('%s: no PT_LOAD holds offset %#x' % (path, offset))
     return start - offset - (found[1] - found[0])

@@ -346,7 +346,6 @@ int uwprof_elf_bias(const struct uwprof_elf_info *info, uint64_t start,
 		    uint64_t offset, uint32_t pf, uint64_t *bias)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	const uint32_t rwx = PF_R | PF_W | PF_X;
 	int i, found = -1;
 
 	for (i = 0; i < info->nr_load; i++) {
@@ -356,14 +355,13 @@ int uwprof_elf_bias(const struct uwprof_elf_info *info, uint64_t start,
 		if (offset < (o & ~(page - 1)) ||
 		    offset >= o + (info->load_filesz[i] ? info->load_filesz[i] : 1))
 			continue;
-		if ((info->load_flags[i] & rwx) == (pf & rwx)) {
+		/* Else the first: a mapping mprotect'ed since it was made. */
+		if (found < 0)
+			found = i;
+		if (!((info->load_flags[i] ^ pf) & PF_X)) {
 			found = i;
 			break;
 		}
-		/* Else an executable one, else the first: mprotect'ed maps. */
-		if (found < 0 || (!(info->load_flags[found] & PF_X) &&
-				  (info->load_flags[i] & PF_X & pf)))
-			found = i;
 	}
 	if (found < 0)
 		return -ENOENT;

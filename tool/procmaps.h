@@ -87,8 +87,8 @@ int uwprof_elf_info_mem(const void *image, size_t size,
  * permissions 'pf' (PF_R, PF_W, PF_X of the mapping): object vaddr =
  * pc - bias. Linkers may start one segment in the file page where the
  * previous one ends (LLD, gold, -z noseparate-code), so the offset alone
- * can name two PT_LOADs with different biases: the one whose permissions
- * match the mapping's is the one the loader mapped there. Returns 0 or
+ * can name two PT_LOADs with different biases: the one whose execute
+ * permission matches the mapping's is the one the loader mapped there. Returns 0 or
  * -ENOENT when no PT_LOAD holds the offset.
  */
 int uwprof_elf_bias(const struct uwprof_elf_info *info, uint64_t start,

@@ -423,10 +423,9 @@ int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines)
 	r->map_hash = calloc(1, sizeof(*r->map_hash));
 	if (!r->syms || !r->frame_hash || !r->map_hash)
 		goto nomem;
-	for (i = 0; i < UWPROF_STOP__COUNT; i++) {
+	for (i = 0; i <= UWPROF_STOP__COUNT; i++) {
 		r->marks[i] = pool_printf(r, "[incomplete: %s]",
-					  uwprof_pf_stop_name(i ? (unsigned int)i :
-							      UWPROF_STOP__COUNT));
+					  uwprof_pf_stop_name((unsigned int)i));
 		if (!r->marks[i])
 			goto nomem;
 	}
@@ -562,7 +561,7 @@ const char *uwprof_rep_incomplete_mark(const struct uwprof_rep *r,
 
 	if (st == UWPROF_STOP_OK)
 		return NULL;
-	return r->marks[st < UWPROF_STOP__COUNT ? st : UWPROF_STOP_OK];
+	return r->marks[st < UWPROF_STOP__COUNT ? st : UWPROF_STOP__COUNT];
 }
 
 int uwprof_rep_out_commit(struct uwprof_rep_out *o)

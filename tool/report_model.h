@@ -97,8 +97,8 @@ struct uwprof_rep {
 	int		have_ksyms;	/* 1: file's KSYMS, 2: /proc/kallsyms */
 	/* folded and SVG output: a root-side frame naming the stop reason */
 	int		mark_incomplete;
-	/* "[incomplete: <stop>]" by stop reason; [0]: an unknown one */
-	const char	*marks[UWPROF_STOP__COUNT];
+	/* "[incomplete: <stop>]" by stop reason, then for an unknown one */
+	const char	*marks[UWPROF_STOP__COUNT + 1];
 };
 
 /*

@@ -129,6 +129,7 @@ int uwprof_blob_print(FILE *f, const void *data, size_t size)
 	int arm64 = h->arch == UWPROF_ARCH_ARM64;
 	const char *sp = arm64 ? "sp" : "rsp", *fp = arm64 ? "x29" : "rbp";
 	char fb[16], rb[16], cb[32], rn[8];
+	int n;
 	uint32_t i;
 
 	(void)size;
@@ -165,14 +166,11 @@ int uwprof_blob_print(FILE *f, const void *data, size_t size)
 			break;
 		case UWPROF_CFA_DEREF_SP:
 		case UWPROF_CFA_DEREF_FP:
+			n = snprintf(cb, sizeof(cb), "*(%s%+d)",
+				     r->cfa_type == UWPROF_CFA_DEREF_SP ? sp : fp,
+				     r->cfa_off);
 			if (r->cfa_arg)
-				snprintf(cb, sizeof(cb), "*(%s%+d)+%u",
-					 r->cfa_type == UWPROF_CFA_DEREF_SP ?
-					 sp : fp, r->cfa_off, r->cfa_arg);
-			else
-				snprintf(cb, sizeof(cb), "*(%s%+d)",
-					 r->cfa_type == UWPROF_CFA_DEREF_SP ?
-					 sp : fp, r->cfa_off);
+				snprintf(cb + n, sizeof(cb) - n, "+%u", r->cfa_arg);
 			break;
 		default:
 			snprintf(cb, sizeof(cb), "exp");
