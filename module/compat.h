@@ -51,6 +51,8 @@ static inline bool uwprof_compat_user_regs(struct pt_regs *regs)
 	} while (0)
 
 /* DWARF numbers 0-15: rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15. */
+#define UWPROF_COMPAT_NR_GPR	16
+
 static inline bool uwprof_compat_user_gpr(const struct pt_regs *r,
 					  unsigned int regno, u64 *val)
 {
@@ -92,6 +94,8 @@ static inline bool uwprof_compat_user_regs(struct pt_regs *regs)
 	} while (0)
 
 /* DWARF numbers 0-30: x0-x30; 31: sp. */
+#define UWPROF_COMPAT_NR_GPR	32
+
 static inline bool uwprof_compat_user_gpr(const struct pt_regs *r,
 					  unsigned int regno, u64 *val)
 {

@@ -155,6 +155,7 @@ static long uwprof_ioc_version(struct uwprof_session *s, void __user *arg)
 		v.caps |= UWPROF_CAP_HW_CYCLES;
 	if (s->may_kernel)
 		v.caps |= UWPROF_CAP_KERNEL_STACK;
+	v.caps |= UWPROF_CAP_SNAPSHOT;
 	v.nr_cpus = nr_cpu_ids;
 	v.table_mem_max = READ_ONCE(uwprof_table_mem_max);
 	return uwprof_dev_put(arg, &v, sizeof(v), usize);

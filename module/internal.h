@@ -103,6 +103,9 @@ struct uwprof_pcpu_stats {
 	u64 fp_frames;
 	u64 unknown_maps;
 	u64 exit_records;
+	u64 snapshots;
+	u64 snapshot_bytes;
+	u64 fork_records;
 	u64 stop[UWPROF_STOP__COUNT];
 	u64 hist[UWPROF_HIST_BUCKETS];
 };
@@ -127,6 +130,8 @@ struct uwprof_sampler {
 	u32 flags;			/* UWPROF_START_* */
 	u32 max_depth;
 	u32 freq_hz;
+	u32 snapshot_size;		/* stack bytes per snapshot, 0: none */
+	u32 owner_tgid;			/* the process that started it */
 	u32 nr_pids;
 	u32 *pids;			/* sorted tgids */
 	bool kstack;			/* kernel frames requested and allowed */
@@ -243,6 +248,7 @@ void uwprof_sample_free(struct uwprof_sampler *sp);
 void uwprof_sample_stats(struct uwprof_session *s, struct uwprof_stats *st);
 bool uwprof_sample_traced(const struct uwprof_sampler *sp, u32 tgid);
 void uwprof_sample_emit_exit(struct uwprof_sampler *sp, u32 tgid, bool exec);
+void uwprof_sample_emit_fork(struct uwprof_sampler *sp, u32 pid, u32 ppid);
 bool uwprof_sample_hw_available(void);
 
 /* lifecycle.c */

@@ -3,8 +3,9 @@
  * Process lifecycle: drops a process's mappings from every session when it
  * exits (its last thread) or execs, and tells the sampling session's reader
  * with an EXIT record; gives a forked process a copy of its parent's
- * mappings. sched_process_{exit,exec,fork} are not exported to modules,
- * so they are found by name.
+ * mappings, and tells the reader with a FORK record.
+ * sched_process_{exit,exec,fork} are not exported to modules, so they are
+ * found by name.
  *
  * Contexts: the probes run in the exiting, exec'ing or forking task, preemption
  * disabled by the tracepoint (may not sleep, may be interrupted by the
@@ -90,6 +91,7 @@ static void uwprof_lifecycle_on_exec(void *data, struct task_struct *p,
 static void uwprof_lifecycle_on_fork(void *data, struct task_struct *parent,
 				     struct task_struct *child)
 {
+	struct uwprof_sampler *sp;
 	struct uwprof_session *s;
 
 	/* New processes only: a thread shares its group's list already. */
@@ -97,9 +99,17 @@ static void uwprof_lifecycle_on_fork(void *data, struct task_struct *parent,
 	    (child->flags & PF_KTHREAD))
 		return;
 	rcu_read_lock();
-	list_for_each_entry_rcu(s, &uwprof_sessions, list)
-		if (uwprof_store_proc_clone(s, parent->tgid, child->tgid))
-			atomic64_inc(&s->procs_inherited);
+	sp = rcu_dereference(uwprof_active);
+	list_for_each_entry_rcu(s, &uwprof_sessions, list) {
+		if (!uwprof_store_proc_clone(s, parent->tgid, child->tgid))
+			continue;
+		atomic64_inc(&s->procs_inherited);
+		if (sp && sp->s == s && uwprof_sample_traced(sp, child->tgid)) {
+			preempt_disable();
+			uwprof_sample_emit_fork(sp, child->tgid, parent->tgid);
+			preempt_enable();
+		}
+	}
 	rcu_read_unlock();
 }
 

@@ -39,11 +39,20 @@ bool uwprof_sample_hw_available(void)
 	return uwprof_hw_ok;
 }
 
+static u32 uwprof_snapshot_max(const struct uwprof_sampler *sp)
+{
+	if (!sp->snapshot_size)
+		return 0;
+	return sizeof(struct uwprof_snapshot) +
+	       UWPROF_COMPAT_NR_GPR * sizeof(u64) + sp->snapshot_size;
+}
+
 static u32 uwprof_rec_max(const struct uwprof_sampler *sp)
 {
 	u32 n = sp->max_depth + (sp->kstack ? UWPROF_KSTACK_MAX : 0);
 
-	return sizeof(struct uwprof_rec_sample) + n * sizeof(u64);
+	return sizeof(struct uwprof_rec_sample) + n * sizeof(u64) +
+	       uwprof_snapshot_max(sp);
 }
 
 /* NMI-safe: the pid list is immutable while events exist. */
@@ -157,6 +166,54 @@ static void uwprof_sample_unknown(struct uwprof_sampler *sp,
 }
 
 /*
+ * Appends to a record whose walk stopped for want of a mapping what the
+ * reader needs to finish it: the registers of the frame it stopped at, the
+ * interrupted general registers while they still apply, and the stack from
+ * that frame's sp up to the session's size or the first unreadable page.
+ * Returns the bytes appended (a multiple of 8). Context: NMI or hard IRQ;
+ * copy_from_user_nofault() checks that current's mm is the one loaded.
+ */
+static u32 uwprof_sample_snapshot(const struct uwprof_sampler *sp, void *dst,
+				  const struct uwprof_regs *at, u32 flags,
+				  const struct pt_regs *uregs)
+{
+	struct uwprof_snapshot *sn = dst;
+	u64 *gpr = (u64 *)(sn + 1);
+	u32 i, nr_gpr = 0, got = 0, chunk;
+	u64 addr = at->sp;
+	u8 *stack;
+
+	if (!(flags & UWPROF_SNAP_NO_GPR)) {
+		for (i = 0; i < UWPROF_COMPAT_NR_GPR; i++)
+			if (!uwprof_compat_user_gpr(uregs, i, &gpr[i]))
+				gpr[i] = 0;
+		nr_gpr = UWPROF_COMPAT_NR_GPR;
+	}
+	stack = (u8 *)(gpr + nr_gpr);
+	while (got < sp->snapshot_size && addr + got < TASK_SIZE) {
+		chunk = min_t(u64, PAGE_SIZE - offset_in_page(addr + got),
+			      sp->snapshot_size - got);
+		if (copy_from_user_nofault(stack + got,
+					   u64_to_user_ptr(addr + got), chunk))
+			break;
+		got += chunk;
+	}
+	if (got == sp->snapshot_size)
+		flags |= UWPROF_SNAP_CUT;
+	memset(stack + got, 0, ALIGN(got, 8) - got);
+
+	sn->pc = at->pc;
+	sn->sp = at->sp;
+	sn->fp = at->fp;
+	sn->lr = at->lr;
+	sn->flags = flags;
+	sn->nr_gpr = nr_gpr;
+	sn->stack_size = got;
+	sn->__reserved = 0;
+	return sizeof(*sn) + nr_gpr * sizeof(u64) + ALIGN(got, 8);
+}
+
+/*
  * Context: NMI (hardware cycles on x86) or hard IRQ. No locks, no
  * allocation, no sleeping, no printing.
  */
@@ -174,7 +231,7 @@ static void uwprof_sample_overflow(struct perf_event *event,
 	const struct uwprof_proc *p;
 	struct uwprof_ring *r;
 	struct pt_regs *uregs;
-	u32 cpu, tgid, nk = 0;
+	u32 cpu, tgid, nk = 0, snap = 0;
 	u64 t0, t1;
 
 	this_cpu_inc(st->events);
@@ -233,12 +290,18 @@ static void uwprof_sample_overflow(struct perf_event *event,
 		uwprof_unwind_user(&req, &res);
 		pagefault_enable();
 	} else {
-		rec->ips[nk] = instruction_pointer(uregs);
+		uwprof_compat_user_regs_get(uregs, &res.at);
+		rec->ips[nk] = res.at.pc;
 		res.nr = 1;
 		res.stop = UWPROF_STOP_NO_PROCESS;
-		res.unknown_pc = rec->ips[nk];
+		res.unknown_pc = res.at.pc;
 	}
 	rcu_read_unlock();
+	/* The reader does not finish walks of itself. */
+	if (sp->snapshot_size && tgid != sp->owner_tgid &&
+	    (res.stop == UWPROF_STOP_NO_MAP || res.stop == UWPROF_STOP_NO_PROCESS))
+		snap = uwprof_sample_snapshot(sp, rec->ips + nk + res.nr,
+					      &res.at, res.at_flags, uregs);
 	t1 = ktime_get_mono_fast_ns();
 	sc->budget_used += t1 - t0;
 
@@ -246,14 +309,15 @@ static void uwprof_sample_overflow(struct perf_event *event,
 	this_cpu_inc(st->hist[uwprof_hist_bucket(t1 - t0)]);
 
 	rec->hdr.type = UWPROF_REC_SAMPLE;
-	rec->hdr.size = sizeof(*rec) + (nk + res.nr) * sizeof(u64);
+	rec->hdr.size = sizeof(*rec) + (nk + res.nr) * sizeof(u64) + snap;
 	rec->time_ns = t0;
 	rec->pid = tgid;
 	rec->tid = t->pid;
 	rec->cpu = cpu;
 	rec->flags = (res.stop & UWPROF_SAMPLE_STOP_MASK) |
 		     (res.flags & UWPROF_SAMPLE_FP_USED) |
-		     (user_mode(regs) ? 0 : UWPROF_SAMPLE_IN_KERNEL);
+		     (user_mode(regs) ? 0 : UWPROF_SAMPLE_IN_KERNEL) |
+		     (snap ? UWPROF_SAMPLE_SNAPSHOT : 0);
 	rec->nr_kernel = nk;
 	rec->nr_user = res.nr;
 	rec->__reserved = 0;
@@ -266,6 +330,12 @@ static void uwprof_sample_overflow(struct perf_event *event,
 		this_cpu_inc(st->samples);
 		this_cpu_add(st->frames, res.nr);
 		this_cpu_add(st->fp_frames, res.fp_frames);
+		if (snap) {
+			this_cpu_inc(st->snapshots);
+			this_cpu_add(st->snapshot_bytes,
+				     ((struct uwprof_snapshot *)
+				      (rec->ips + nk + res.nr))->stack_size);
+		}
 	}
 
 	if (res.stop == UWPROF_STOP_NO_MAP || res.stop == UWPROF_STOP_NO_PROCESS)
@@ -275,30 +345,57 @@ static void uwprof_sample_overflow(struct perf_event *event,
 }
 
 /*
- * A traced process exited or exec'd. Context: a lifecycle probe,
- * preemption disabled; interrupts (and the sample path) may nest.
+ * A lifecycle record into this CPU's ring; false when it was lost.
+ * Context: a lifecycle probe, preemption disabled; interrupts (and the
+ * sample path) may nest.
  */
+static bool uwprof_sample_emit(struct uwprof_sampler *sp, const void *rec,
+			       u32 size, bool wake)
+{
+	struct uwprof_ring *r = &sp->rings->ring[smp_processor_id()];
+	bool ok;
+
+	if (!uwprof_ring_enter(r)) {
+		uwprof_ring_count_nested(r);
+		this_cpu_inc(sp->stats->lost);
+		return false;
+	}
+	ok = !uwprof_ring_write(r, rec, size, wake);
+	if (!ok)
+		this_cpu_inc(sp->stats->lost);
+	uwprof_ring_exit(r);
+	return ok;
+}
+
+/* A traced process exited or exec'd. Context: as uwprof_sample_emit(). */
 void uwprof_sample_emit_exit(struct uwprof_sampler *sp, u32 tgid, bool exec)
 {
-	struct uwprof_pcpu_stats __percpu *st = sp->stats;
 	struct uwprof_rec_exit rec = {
 		.hdr = { .type = UWPROF_REC_EXIT, .size = sizeof(rec) },
 		.time_ns = ktime_get_mono_fast_ns(),
 		.pid = tgid,
 		.exec = exec,
 	};
-	struct uwprof_ring *r = &sp->rings->ring[smp_processor_id()];
 
-	if (!uwprof_ring_enter(r)) {
-		uwprof_ring_count_nested(r);
-		this_cpu_inc(st->lost);
-		return;
-	}
-	if (uwprof_ring_write(r, &rec, sizeof(rec), true))
-		this_cpu_inc(st->lost);
-	else
-		this_cpu_inc(st->exit_records);
-	uwprof_ring_exit(r);
+	if (uwprof_sample_emit(sp, &rec, sizeof(rec), true))
+		this_cpu_inc(sp->stats->exit_records);
+}
+
+/*
+ * A traced process was given its parent's mappings at fork. Not urgent:
+ * its samples unwind already. Context: as uwprof_sample_emit().
+ */
+void uwprof_sample_emit_fork(struct uwprof_sampler *sp, u32 pid, u32 ppid)
+{
+	struct uwprof_rec_fork rec = {
+		.hdr = { .type = UWPROF_REC_FORK, .size = sizeof(rec) },
+		.time_ns = ktime_get_mono_fast_ns(),
+		.pid = pid,
+		.ppid = ppid,
+	};
+
+	if (uwprof_sample_emit(sp, &rec, sizeof(rec), false))
+		this_cpu_inc(sp->stats->fork_records);
 }
 
 static struct perf_event *uwprof_sample_event(struct uwprof_sampler *sp,
@@ -364,7 +461,8 @@ static int uwprof_sample_check(const struct uwprof_start *a)
 {
 	const u32 known = UWPROF_START_SYSTEM_WIDE | UWPROF_START_KERNEL_STACK |
 			  UWPROF_START_CPU_CLOCK | UWPROF_START_CYCLES |
-			  UWPROF_START_NO_FP_FALLBACK | UWPROF_START_HOLD_EXEC;
+			  UWPROF_START_NO_FP_FALLBACK | UWPROF_START_HOLD_EXEC |
+			  UWPROF_START_SNAPSHOT;
 
 	if (a->flags & ~known)
 		return -EINVAL;
@@ -375,6 +473,14 @@ static int uwprof_sample_check(const struct uwprof_start *a)
 	if (!a->max_depth)
 		return -EINVAL;
 	if (a->max_depth > UWPROF_MAX_DEPTH)
+		return -E2BIG;
+	if (a->__reserved)
+		return -EINVAL;
+	if (!(a->flags & UWPROF_START_SNAPSHOT) && a->snapshot_size)
+		return -EINVAL;
+	if (a->snapshot_size % 8)
+		return -EINVAL;
+	if (a->snapshot_size > UWPROF_MAX_SNAPSHOT)
 		return -E2BIG;
 	if (a->ring_pages && !is_power_of_2(a->ring_pages))
 		return -EINVAL;
@@ -458,6 +564,10 @@ struct uwprof_sampler *uwprof_sample_create(struct uwprof_session *s,
 	sp->flags = a.flags;
 	sp->freq_hz = a.freq_hz;
 	sp->max_depth = a.max_depth;
+	sp->owner_tgid = current->tgid;
+	if (a.flags & UWPROF_START_SNAPSHOT)
+		sp->snapshot_size = a.snapshot_size ? a.snapshot_size :
+				    UWPROF_SNAPSHOT_DEFAULT;
 	sp->kstack = a.flags & UWPROF_START_KERNEL_STACK;
 	sp->hw = !(a.flags & UWPROF_START_CPU_CLOCK) && uwprof_hw_ok;
 
@@ -570,6 +680,9 @@ void uwprof_sample_stats(struct uwprof_session *s, struct uwprof_stats *st)
 		st->fp_frames += c->fp_frames;
 		st->unknown_maps += c->unknown_maps;
 		st->exit_records += c->exit_records;
+		st->snapshots += c->snapshots;
+		st->snapshot_bytes += c->snapshot_bytes;
+		st->fork_records += c->fork_records;
 		for (i = 0; i < UWPROF_STOP__COUNT; i++)
 			st->stop[i] += c->stop[i];
 		for (i = 0; i < UWPROF_HIST_BUCKETS; i++)

@@ -368,6 +368,8 @@ static bool reg_value(struct walk *w, u8 type, s16 off, u64 cfa, u64 self,
 	case UWPROF_REG_VAL_CFA:
 		*val = cfa + (s64)off;
 		return true;
+	case UWPROF_REG_IN_REG:
+		return w->gpr_ok && UWPROF_ENV_GPR(w->env, off, val);
 	default:
 		return false;
 	}
@@ -437,8 +439,17 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 	case UWPROF_REG_UNDEF:
 		return STEP_STOP(UWPROF_STOP_OK);
 	case UWPROF_REG_IN_REG:
-		if (r->ra_off != UWPROF_ARCH_LR_REGNO)
-			return STEP_STOP(UWPROF_STOP_UNSUPPORTED);
+		/*
+		 * Another general register holds it (x86_64 __vfork pops it
+		 * into rdi across the system call): its value is known while
+		 * the interrupted frame's registers still apply.
+		 */
+		if (r->ra_off != UWPROF_ARCH_LR_REGNO) {
+			if (!w->gpr_ok || !UWPROF_ENV_GPR(w->env, r->ra_off, &ra))
+				return STEP_STOP(UWPROF_STOP_UNSUPPORTED);
+			from_lr = true;
+			break;
+		}
 		fallthrough;
 	case UWPROF_REG_SAME:
 		/*
@@ -479,6 +490,20 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 	return step_to(w, strip_ra(w, ra), cfa, false, from_lr);
 }
 
+/* The frame a walk stopped at for want of a mapping, to resume it later. */
+static void stopped_at(const struct walk *w, struct uwprof_unwind_res *res)
+{
+	res->unknown_pc = w->pc;
+	res->at.pc = w->pc;
+	res->at.sp = w->sp;
+	res->at.fp = w->fp;
+	res->at.lr = w->lr;
+	res->at_flags = (w->exact ? 0 : UWPROF_SNAP_CALLER) |
+			(w->fp_ok ? 0 : UWPROF_SNAP_NO_FP) |
+			(w->lr_ok ? 0 : UWPROF_SNAP_NO_LR) |
+			(w->gpr_ok ? 0 : UWPROF_SNAP_NO_GPR);
+}
+
 static u32 step(struct walk *w, const struct uwprof_unwind_req *req,
 		struct uwprof_unwind_res *res)
 {
@@ -501,7 +526,7 @@ static u32 step(struct walk *w, const struct uwprof_unwind_req *req,
 				 */
 				if (!w->exact && at_sigreturn(w))
 					return step_signal(w);
-				res->unknown_pc = w->pc;
+				stopped_at(w, res);
 				return STEP_STOP(UWPROF_STOP_NO_MAP);
 			}
 		}
@@ -726,10 +751,11 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 		.limit = UWPROF_ENV_USER_LIMIT(req->env),
 		.env = req->env,
 		.req = req,
-		.fp_ok = true,
-		.lr_ok = UWPROF_ARCH_LR_REGNO >= 0,
-		.exact = true,
-		.gpr_ok = true,
+		.fp_ok = !(req->at_flags & UWPROF_SNAP_NO_FP),
+		.lr_ok = UWPROF_ARCH_LR_REGNO >= 0 &&
+			 !(req->at_flags & UWPROF_SNAP_NO_LR),
+		.exact = !(req->at_flags & UWPROF_SNAP_CALLER),
+		.gpr_ok = !(req->at_flags & UWPROF_SNAP_NO_GPR),
 	};
 	u32 nr = 0, ret;
 
@@ -737,6 +763,9 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 	res->flags = 0;
 	res->fp_frames = 0;
 	res->unknown_pc = 0;
+	res->at = (struct uwprof_regs){ 0 };
+	res->at_flags = 0;
+	res->__pad = 0;
 
 	if (unlikely(!w.pc || w.pc >= w.limit || !req->max_depth)) {
 		res->stop = UWPROF_STOP_BAD_PC;

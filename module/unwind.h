@@ -6,7 +6,7 @@
  * The same sources (table_check.c, unwind.c) are compiled twice: into the
  * module, where unwind_env_kernel.h supplies the types and a user-memory
  * reader built on copy_from_user_nofault(), and into the host tests, where
- * tests/unwind/unwind_env_host.h supplies a reader over a stopped process
+ * tool/unwind_env_host.h supplies a reader over a stopped process
  * (process_vm_readv) or a stack snapshot. The core itself allocates nothing,
  * takes no locks and never dereferences a user address.
  *
@@ -174,7 +174,12 @@ struct uwprof_unwind_req {
 	struct uwprof_regs regs;		/* interrupted user state */
 	u64 *ips;				/* out: max_depth entries */
 	u32 max_depth;				/* >= 1 */
-	u32 __pad;
+	/*
+	 * UWPROF_SNAP_CALLER, _NO_FP, _NO_LR, _NO_GPR: regs are those of a
+	 * frame an earlier walk stopped at (uwprof_unwind_res.at), and this
+	 * is what was known of them; 0 for the interrupted frame.
+	 */
+	u32 at_flags;
 	struct uwprof_rule_cache *cache;	/* NULL: look every row up */
 	/*
 	 * The environment's reader context: NULL in the module; the host
@@ -190,13 +195,21 @@ struct uwprof_unwind_res {
 	u32 flags;		/* UWPROF_SAMPLE_FP_USED */
 	u32 fp_frames;		/* frames found by frame-pointer fallback */
 	u64 unknown_pc;		/* stop == UWPROF_STOP_NO_MAP: the pc, else 0 */
+	/*
+	 * stop == UWPROF_STOP_NO_MAP: the registers of the frame at
+	 * unknown_pc and what is known of them (UWPROF_SNAP_CALLER, _NO_FP,
+	 * _NO_LR, _NO_GPR), so a walk can resume there later.
+	 */
+	struct uwprof_regs at;
+	u32 at_flags;
+	u32 __pad;
 };
 
 /*
  * Walk the user stack described by 'req' and store return addresses (the
- * interrupted pc first) in req->ips. Returns the number of frames (also in
- * res->nr; at least 1 when regs.pc is a user address, else 0 with
- * UWPROF_STOP_BAD_PC).
+ * interrupted pc first, or the resumed frame's pc) in req->ips. Returns
+ * the number of frames (also in res->nr; at least 1 when regs.pc is a user
+ * address, else 0 with UWPROF_STOP_BAD_PC).
  *
  * Per frame: the row for pc (pc - 1 for return addresses) gives CFA, ra
  * and fp; a signal row, or the sigreturn trampoline's code, restores pc, sp,

@@ -4,7 +4,7 @@
  * fixed-width types, errno values, branch hints, the running arch, the
  * user address-space limit, the pointer-authentication strip hook and the
  * user-memory reader. The host tests provide the same names in
- * tests/unwind/unwind_env_host.h.
+ * tool/unwind_env_host.h.
  *
  * Everything here is usable from NMI: the sample path runs the walk with
  * page faults disabled, so a non-resident page is an -EFAULT, never a sleep.

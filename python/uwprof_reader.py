@@ -68,6 +68,7 @@ REC_SAMPLE, REC_LOST, REC_UNKNOWN_MAP, REC_EXIT = 1, 2, 3, 4
 SAMPLE_STOP_MASK = 0xff
 SAMPLE_FP_USED = 1 << 8
 SAMPLE_IN_KERNEL = 1 << 9
+SAMPLE_SNAPSHOT = 1 << 10
 STOP_NAMES = ('ok', 'fp_end', 'depth', 'no_map', 'no_row', 'unsupported',
               'read', 'bad_sp', 'bad_pc', 'no_process')
 MAX_DEPTH = 8192
@@ -112,7 +113,8 @@ class _Start(ctypes.Structure):
     _fields_ = [('size', ctypes.c_uint32), ('flags', ctypes.c_uint32),
                 ('freq_hz', ctypes.c_uint32), ('max_depth', ctypes.c_uint32),
                 ('ring_pages', ctypes.c_uint32), ('nr_pids', ctypes.c_uint32),
-                ('pids', ctypes.c_uint64)]
+                ('pids', ctypes.c_uint64), ('snapshot_size', ctypes.c_uint32),
+                ('reserved', ctypes.c_uint32)]
 
 
 _STATS_FIELDS = ['samples', 'frames', 'lost', 'skipped_kthread',
@@ -132,7 +134,9 @@ class _Stats(ctypes.Structure):
                  ('exit_records', ctypes.c_uint64),
                  ('processes_inherited', ctypes.c_uint64),
                  ('skipped_throttle', ctypes.c_uint64),
-                 ('reserved', ctypes.c_uint64 * 3)])
+                 ('snapshots', ctypes.c_uint64),
+                 ('snapshot_bytes', ctypes.c_uint64),
+                 ('fork_records', ctypes.c_uint64)])
 
 
 class _RingInfo(ctypes.Structure):
@@ -143,7 +147,7 @@ class _RingInfo(ctypes.Structure):
 
 # The C compiler's sizes for the uapi structs (static checks, like the C side).
 for _s, _n in ((_Version, 64), (_TableAdd, 32), (_ObjectDel, 16), (_Map, 40),
-               (_MapsSet, 24), (_ProcessDel, 8), (_Start, 32), (_Stats, 376),
+               (_MapsSet, 24), (_ProcessDel, 8), (_Start, 40), (_Stats, 376),
                (_RingInfo, 32)):
     assert ctypes.sizeof(_s) == _n, (_s.__name__, ctypes.sizeof(_s))
 
@@ -318,7 +322,8 @@ class Session:
         d = {f: getattr(st, f) for f in _STATS_FIELDS +
              ['tables', 'table_bytes', 'processes', 'processes_dropped',
               'events', 'lost_samples', 'exit_records',
-              'processes_inherited', 'skipped_throttle']}
+              'processes_inherited', 'skipped_throttle', 'snapshots',
+              'snapshot_bytes', 'fork_records']}
         d['stop'] = dict(zip(STOP_NAMES, st.stop))
         return d
 

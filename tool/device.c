@@ -114,7 +114,8 @@ int uwprof_dev_process_del(struct uwprof_dev *d, uint32_t pid)
 
 int uwprof_dev_start(struct uwprof_dev *d, uint32_t flags, uint32_t freq_hz,
 		     uint32_t max_depth, uint32_t ring_pages,
-		     const uint32_t *pids, uint32_t nr_pids)
+		     uint32_t snapshot_size, const uint32_t *pids,
+		     uint32_t nr_pids)
 {
 	struct uwprof_start a = {
 		.size = sizeof(a),
@@ -124,6 +125,7 @@ int uwprof_dev_start(struct uwprof_dev *d, uint32_t flags, uint32_t freq_hz,
 		.ring_pages = ring_pages,
 		.nr_pids = nr_pids,
 		.pids = (uintptr_t)pids,
+		.snapshot_size = snapshot_size,
 	};
 
 	return dev_ioctl(d, UWPROF_IOC_START, &a);
@@ -163,7 +165,8 @@ int uwprof_dev_rings_map(struct uwprof_dev *d)
 		return -errno;
 	/* No record is larger than the largest sample the ABI allows. */
 	bsz = sizeof(struct uwprof_rec_sample) +
-	      8 * (UWPROF_MAX_DEPTH + 256);
+	      8 * (UWPROF_MAX_DEPTH + 256) + sizeof(struct uwprof_snapshot) +
+	      8 * 64 + UWPROF_MAX_SNAPSHOT;
 	free(d->buf);
 	d->buf = malloc(bsz);
 	if (!d->buf) {
@@ -213,17 +216,20 @@ static void dev_copy(const uint8_t *data, uint64_t size, uint64_t pos,
 	memcpy((uint8_t *)dst + first, data, len - first);
 }
 
-/* The exact size a record of this type must have (0: variable/unknown). */
+/* Whether a record's size fits its type (unknown types are skipped). */
 static int dev_rec_ok(const struct uwprof_rec_hdr *h, uint32_t ring)
 {
 	switch (h->type) {
 	case UWPROF_REC_SAMPLE: {
 		const struct uwprof_rec_sample *s = (const void *)h;
+		uint64_t ips = sizeof(*s) + 8ULL * (s->nr_kernel + s->nr_user);
 
-		return h->size >= sizeof(*s) &&
-		       h->size == sizeof(*s) +
-				  8ULL * (s->nr_kernel + s->nr_user) &&
-		       s->cpu == ring;
+		/* A snapshot's own bounds are checked by its reader. */
+		if (s->flags & UWPROF_SAMPLE_SNAPSHOT)
+			ips += sizeof(struct uwprof_snapshot);
+		return h->size >= sizeof(*s) && s->cpu == ring &&
+		       ((s->flags & UWPROF_SAMPLE_SNAPSHOT) ? h->size >= ips :
+							      h->size == ips);
 	}
 	case UWPROF_REC_LOST:
 		return h->size == sizeof(struct uwprof_rec_lost);
@@ -231,6 +237,8 @@ static int dev_rec_ok(const struct uwprof_rec_hdr *h, uint32_t ring)
 		return h->size == sizeof(struct uwprof_rec_unknown_map);
 	case UWPROF_REC_EXIT:
 		return h->size == sizeof(struct uwprof_rec_exit);
+	case UWPROF_REC_FORK:
+		return h->size == sizeof(struct uwprof_rec_fork);
 	default:
 		/* A newer module's record type: skip it. */
 		return 1;

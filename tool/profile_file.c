@@ -28,7 +28,7 @@ _Static_assert(sizeof(struct uwprof_pf_lost_rec) == 24, "lost record");
 _Static_assert(sizeof(struct uwprof_pf_exit_rec) == 16, "exit record");
 _Static_assert(sizeof(struct uwprof_pf_thread_fixed) == 16, "thread record");
 _Static_assert(sizeof(struct uwprof_pf_stats) % 8 == 0, "stats record");
-_Static_assert(UWPROF_STOP__COUNT <= 16, "stats.stop[] holds every stop reason");
+_Static_assert(UWPROF_PF_STOP__COUNT <= 16, "stats.stop[] holds every stop reason");
 
 #define PF_FLUSH_AT	(1U << 20)
 #define PF_REC_MAX	(1U << 30)	/* no record of ours comes near this */
@@ -1032,6 +1032,38 @@ const struct uwprof_pf_map *uwprof_pf_map_find(const struct uwprof_pf_maps *m,
 	return NULL;
 }
 
+static int pf_maps_hold(const struct uwprof_pf_maps *m, const uint64_t *ips,
+			size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!uwprof_pf_map_find(m, ips[i]))
+			return 0;
+	return 1;
+}
+
+const struct uwprof_pf_maps *uwprof_pf_maps_for_ips(const struct uwprof_pf *pf,
+						    uint32_t pid,
+						    uint64_t time_ns,
+						    const uint64_t *ips, size_t n)
+{
+	const struct uwprof_pf_maps *m = uwprof_pf_maps_for(pf, pid, time_ns);
+	const struct uwprof_pf_maps *end = pf->maps + pf->nr_maps, *later;
+
+	if (!m || pf_maps_hold(m, ips, n))
+		return m;
+	for (later = m + 1; later < end && later->pid == pid; later++) {
+		if (later->time_ns <= time_ns)
+			continue;
+		if (pf_exec_between(pf, pid, time_ns, later->time_ns - 1))
+			break;
+		if (pf_maps_hold(later, ips, n))
+			return later;
+	}
+	return m;
+}
+
 const struct uwprof_pf_map *uwprof_pf_resolve(const struct uwprof_pf *pf,
 					      uint32_t pid, uint64_t time_ns,
 					      uint64_t ip,
@@ -1100,7 +1132,7 @@ const char *uwprof_pf_comm(const struct uwprof_pf *pf, uint32_t pid,
 
 const char *uwprof_pf_stop_name(unsigned int stop)
 {
-	static const char *const names[UWPROF_STOP__COUNT] = {
+	static const char *const names[UWPROF_PF_STOP__COUNT] = {
 		[UWPROF_STOP_OK] = "complete",
 		[UWPROF_STOP_FP_END] = "fp-chain-end",
 		[UWPROF_STOP_DEPTH] = "max-depth",
@@ -1111,9 +1143,10 @@ const char *uwprof_pf_stop_name(unsigned int stop)
 		[UWPROF_STOP_BAD_SP] = "bad-sp",
 		[UWPROF_STOP_BAD_PC] = "bad-pc",
 		[UWPROF_STOP_NO_PROCESS] = "process-not-uploaded-yet",
+		[UWPROF_PF_STOP_SNAPSHOT_SHORT] = "snapshot-too-short",
 	};
 
-	return stop < UWPROF_STOP__COUNT && names[stop] ? names[stop] : "unknown";
+	return stop < UWPROF_PF_STOP__COUNT && names[stop] ? names[stop] : "unknown";
 }
 
 const struct uwprof_pf_ksym *uwprof_pf_ksym_find(const struct uwprof_pf *pf,

@@ -159,6 +159,21 @@ struct uwprof_pf_maps_fixed {
 	uint32_t	reserved[2];	/* zero */
 };
 
+/*
+ * A stop reason the tool adds to the module's (enum uwprof_stop) in a
+ * sample's low flags byte: a walk the tool finished from the sample's
+ * stack snapshot needed stack beyond the copy.
+ */
+#define UWPROF_PF_STOP_SNAPSHOT_SHORT	UWPROF_STOP__COUNT
+#define UWPROF_PF_STOP__COUNT		(UWPROF_STOP__COUNT + 1)
+
+/*
+ * uwprof_pf_sample_fixed.flags, besides the module's UWPROF_SAMPLE_*: the
+ * module's walk stopped at code not uploaded yet, and the tool finished it
+ * from the sample's stack snapshot (the snapshot itself is not stored).
+ */
+#define UWPROF_PF_SAMPLE_FINISHED	(1U << 16)
+
 struct uwprof_pf_sample_fixed {
 	uint64_t	time_ns;
 	uint32_t	pid;
@@ -205,7 +220,10 @@ struct uwprof_pf_stats {
 	uint64_t	objects_no_table;
 	uint64_t	maps_uploads;	/* MAPS records */
 	uint64_t	skipped_throttle; /* module: over the walks' CPU budget */
-	uint64_t	reserved[7];	/* zero */
+	uint64_t	snapshots;	/* module: samples with stack snapshots */
+	uint64_t	snapshot_bytes;	/* module: stack bytes in them */
+	uint64_t	snapshots_finished; /* walks the tool finished from them */
+	uint64_t	reserved[4];	/* zero */
 };
 
 /* ---------------------------------------------------------------------
@@ -321,6 +339,16 @@ const struct uwprof_pf_object *uwprof_pf_object_find(const struct uwprof_pf *pf,
  */
 const struct uwprof_pf_maps *uwprof_pf_maps_for(const struct uwprof_pf *pf,
 						uint32_t pid, uint64_t time_ns);
+
+/*
+ * As uwprof_pf_maps_for(), but when that snapshot lacks one of the n ips
+ * (a walk the recorder finished with mappings it read after the sample),
+ * the first later snapshot of the same image that holds them all.
+ */
+const struct uwprof_pf_maps *uwprof_pf_maps_for_ips(const struct uwprof_pf *pf,
+						    uint32_t pid,
+						    uint64_t time_ns,
+						    const uint64_t *ips, size_t n);
 
 /* The mapping of a snapshot that contains 'ip', or NULL. */
 const struct uwprof_pf_map *uwprof_pf_map_find(const struct uwprof_pf_maps *m,

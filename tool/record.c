@@ -34,6 +34,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -43,6 +44,8 @@
 #include "procmaps.h"
 #include "profile_file.h"
 #include "record.h"
+#include "ring_reader.h"
+#include "snapshot.h"
 #include "table.h"
 #include "tablecache.h"
 
@@ -78,6 +81,8 @@ struct rec_opts {
 	int		no_fp;
 	int		event;		/* enum uwprof_pf_event, 0: default */
 	int		quiet;
+	int		hold_exec;	/* stop the command's processes at exec */
+	uint32_t	snapshot_size;	/* stack bytes per snapshot, 0: none */
 	const char	*output;
 	const char	*cache_dir;
 	uint32_t	*pids;
@@ -94,7 +99,20 @@ struct rec_obj {
 	struct uwprof_elf_info info;
 	int		has_info;
 	char		*path;
+	struct uwprof_snap_table *tab;	/* for finishing walks, or NULL */
 };
+
+/* Uploads of a process kept to finish its samples' walks with. */
+#define REC_GENS		4
+/*
+ * Records reach the rings within microseconds of their time stamps: once
+ * a drain started this much later, every exec before that time was seen.
+ */
+#define REC_HORIZON_NS		5000000ULL
+/* Bytes of snapshot samples waiting for tables, at most. */
+#define REC_SNAPQ_MAX		(256ULL << 20)
+/* Bytes of records read out of the rings and not processed yet, at most. */
+#define REC_RING_BUFFER_MAX	(512ULL << 20)
 
 struct rec_proc {
 	uint32_t	pid;
@@ -106,8 +124,25 @@ struct rec_proc {
 	uint64_t	first_name_ns;	/* its earliest name record, 0: none */
 	uint32_t	execs;		/* exec records seen */
 	uint64_t	vsize;		/* size at the last check, in pages */
-	struct uwprof_map *maps;	/* as last uploaded */
+	struct uwprof_map *maps;	/* as last uploaded (kept after exit) */
 	uint32_t	nr_maps;
+	/*
+	 * For finishing walks from snapshots: the last uploads, newest
+	 * first, with the times they were read, and every exec seen, which
+	 * tell which upload describes the image a sample ran in.
+	 */
+	struct rec_gen {
+		struct uwprof_map *maps;
+		uint32_t	nr_maps;
+		uint64_t	read_ns;
+	} gens[REC_GENS];
+	uint64_t	*exec_ns;
+	uint32_t	nr_execs;
+	uint64_t	gen_serial;	/* uploads kept so far */
+	/* The last MAPS record written, for children that inherit it. */
+	struct uwprof_pf_map *pf_maps;
+	uint32_t	nr_pf_maps;
+	char		comm[64];
 };
 
 /* Open-addressing set of 64-bit keys (tids seen, kernel ips hit). */
@@ -119,6 +154,7 @@ struct u64set {
 struct recorder {
 	struct rec_opts	o;
 	struct uwprof_dev dev;
+	struct uwprof_rreader rr;
 	struct uwprof_pfw w;
 	struct uwprof_tcache cache;
 	uint16_t	arch;
@@ -143,7 +179,11 @@ struct recorder {
 	struct u64set	kips;
 	/* Counters for the summary and the STATS record. */
 	uint64_t	samples, lost, filtered, unknown, exits, bad_recs;
-	uint64_t	stops[UWPROF_STOP__COUNT];
+	uint64_t	stops[UWPROF_PF_STOP__COUNT];
+	/* Samples with snapshots: waiting, finished, written as they came. */
+	struct uwprof_snap_queue snapq;
+	uint64_t	snap_finished, snap_unfinished;
+	uint64_t	horizon_ns;	/* every exec before it was seen */
 	uint64_t	maps_uploads, objects_no_table;
 	int		warned_mem, warned_maps;
 };
@@ -184,12 +224,19 @@ static void rec_usage(FILE *f)
 "  --ring-pages N      data pages per CPU ring (power of two)\n"
 "  --cache-dir DIR     table cache (default /var/cache/uwprof/tables, else\n"
 "                      $XDG_CACHE_HOME/uwprof/tables or ~/.cache/uwprof/tables)\n"
+"  --snapshot-size N   stack bytes copied from samples of code whose tables\n"
+"                      are not uploaded yet, to finish their walks later\n"
+"                      (default %u, multiple of 8, at most %u; 0: none)\n"
+"  --hold-exec         stop (SIGSTOP) the command's processes at each exec and\n"
+"                      new library until their tables are uploaded; they see\n"
+"                      the stops (a parent waiting with WUNTRACED, a debugger)\n"
 "  -q, --quiet         no progress line, no summary\n"
 "  exit: 0 ok, 1 error, 2 usage, 3 /dev/uwprof missing (module not loaded),\n"
 "        4 permission denied (needs root or CAP_PERFMON), 5 no such process\n"
 "        or the command could not be started, 6 output file not written\n"
 "        (directory not writable, disk full), 7 another session is sampling\n",
-		REC_DEFAULT_FREQ, REC_DEFAULT_DEPTH);
+		REC_DEFAULT_FREQ, REC_DEFAULT_DEPTH, UWPROF_SNAPSHOT_DEFAULT,
+		UWPROF_MAX_SNAPSHOT);
 }
 
 /* ------------------------------------------------------------ small sets */
@@ -268,6 +315,20 @@ static struct rec_obj *obj_new(struct recorder *r)
 	return o;
 }
 
+/* Keeps an uploaded blob to finish walks from snapshots with. */
+static void obj_keep_table(struct rec_obj *o, struct uwprof_blob *b)
+{
+	o->tab = malloc(sizeof(*o->tab));
+	if (!o->tab)
+		return;
+	if (uwprof_snap_table_init(o->tab, b->data, b->size, o->id)) {
+		free(o->tab);
+		o->tab = NULL;
+		return;
+	}
+	b->data = NULL;		/* the table owns it now */
+}
+
 /*
  * Compiles (or finds in the cache) and uploads an object's table; on any
  * failure the object is used without a table (frame-pointer fallback) and
@@ -306,6 +367,8 @@ static void obj_table(struct recorder *r, struct rec_obj *o, const char *open_pa
 		return;
 	}
 	ret = uwprof_dev_table_add(&r->dev, o->id, b.data, b.size);
+	if (!ret && r->o.snapshot_size)
+		obj_keep_table(o, &b);
 	uwprof_blob_free(&b);
 	if (ret) {
 		if (ret == -ENOSPC && !r->warned_mem) {
@@ -662,21 +725,237 @@ static struct rec_proc *proc_get(struct recorder *r, uint32_t pid)
 	return p;
 }
 
-static int proc_has_addr(const struct rec_proc *p, uint64_t addr)
+static int maps_have(const struct uwprof_map *m, uint32_t nr, uint64_t addr)
 {
-	uint32_t lo = 0, hi = p->nr_maps;
+	uint32_t lo = 0, hi = nr;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (addr < p->maps[mid].start)
+		if (addr < m[mid].start)
 			hi = mid;
-		else if (addr >= p->maps[mid].end)
+		else if (addr >= m[mid].end)
 			lo = mid + 1;
 		else
 			return 1;
 	}
 	return 0;
+}
+
+static int proc_has_addr(const struct rec_proc *p, uint64_t addr)
+{
+	return maps_have(p->maps, p->nr_maps, addr);
+}
+
+/* ------------------------------------------------------------ snapshots */
+
+/* A sample as it goes into the file, counted by how its stack ended. */
+static void rec_sample_out(struct recorder *r, const struct uwprof_rec_sample *s)
+{
+	uint32_t stop = s->flags & UWPROF_SAMPLE_STOP_MASK;
+
+	if (stop < UWPROF_PF_STOP__COUNT)
+		r->stops[stop]++;
+	r->samples++;
+	rec_out(r, uwprof_pfw_sample(&r->w, s));
+}
+
+/* The process's code, for the instructions the core inspects at a pc. */
+struct rec_code {
+	pid_t			pid;
+	const struct uwprof_map	*maps;
+	uint32_t		nr_maps;
+};
+
+static int rec_read_code(void *arg, void *dst, uint64_t addr, size_t n)
+{
+	const struct rec_code *c = arg;
+	struct iovec local = { .iov_base = dst, .iov_len = n };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = n };
+	uint32_t i;
+
+	for (i = 0; i < c->nr_maps; i++)
+		if (addr >= c->maps[i].start && n <= c->maps[i].end - addr)
+			return process_vm_readv(c->pid, &local, 1, &remote, 1, 0) ==
+			       (ssize_t)n ? 0 : -EFAULT;
+	return -EFAULT;
+}
+
+/* Whether a sample at 't' ran in the image whose maps were read at 'm'. */
+static int proc_same_image(const struct rec_proc *p, uint64_t t, uint64_t m)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nr_execs; i++)
+		if ((t < p->exec_ns[i]) != (m < p->exec_ns[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * The upload that describes the image the process ran at 'time_ns' and
+ * holds 'pc', once every exec around both times has been seen; NULL when
+ * the tool has none (yet).
+ */
+static const struct rec_gen *proc_gen_at(const struct rec_proc *p,
+					 uint64_t time_ns, uint64_t pc,
+					 uint64_t horizon)
+{
+	const struct rec_gen *g;
+	int i;
+
+	for (i = 0; i < REC_GENS; i++) {
+		g = &p->gens[i];
+		if (!g->maps || time_ns >= horizon || g->read_ns >= horizon)
+			continue;
+		if (proc_same_image(p, time_ns, g->read_ns) &&
+		    maps_have(g->maps, g->nr_maps, pc))
+			return g;
+	}
+	return NULL;
+}
+
+/* Keeps a copy of an upload for finishing walks. */
+static void proc_gen_push(struct rec_proc *p, const struct uwprof_map *km,
+			  uint32_t nr, uint64_t read_ns)
+{
+	struct uwprof_map *c = malloc((nr ? nr : 1) * sizeof(*c));
+
+	if (!c)
+		return;
+	memcpy(c, km, nr * sizeof(*c));
+	free(p->gens[REC_GENS - 1].maps);
+	memmove(&p->gens[1], &p->gens[0], (REC_GENS - 1) * sizeof(p->gens[0]));
+	p->gens[0].maps = c;
+	p->gens[0].nr_maps = nr;
+	p->gens[0].read_ns = read_ns;
+	p->gen_serial++;
+}
+
+static void proc_exec_seen(struct rec_proc *p, uint64_t time_ns)
+{
+	uint64_t *nv = realloc(p->exec_ns, (p->nr_execs + 1) * sizeof(*nv));
+
+	if (!nv)
+		return;
+	p->exec_ns = nv;
+	nv[p->nr_execs++] = time_ns;
+}
+
+/* Resumes the walk of 's' over its snapshot with these mappings. */
+static struct uwprof_rec_sample *rec_finish(struct recorder *r, uint32_t pid,
+					    const struct uwprof_map *km,
+					    uint32_t nr,
+					    const struct uwprof_rec_sample *s)
+{
+	struct rec_code code = { .pid = (pid_t)pid, .maps = km, .nr_maps = nr };
+	struct uwprof_snap_req req = {
+		.nr_maps = nr,
+		.max_depth = r->o.depth,
+		.no_fp = r->o.no_fp,
+		.read_code = rec_read_code,
+		.read_code_arg = &code,
+	};
+	struct uwprof_unwind_map *um = calloc(nr ? nr : 1, sizeof(*um));
+	struct uwprof_rec_sample *out;
+	uint32_t i;
+
+	if (!um)
+		return NULL;
+	for (i = 0; i < nr; i++) {
+		const struct rec_obj *o = km[i].object_id ?
+					  &r->objs[km[i].object_id - 1] : NULL;
+
+		um[i].start = km[i].start;
+		um[i].end = km[i].end;
+		um[i].bias = km[i].bias;
+		um[i].flags = km[i].flags;
+		if (o && o->tab)
+			um[i].table = &o->tab->t;
+		else
+			um[i].flags |= UWPROF_MAP_NO_TABLE;
+	}
+	req.maps = um;
+	out = uwprof_snap_finish(s, &req);
+	free(um);
+	return out;
+}
+
+/*
+ * Writes a sample that carries a snapshot: finished with the mappings it
+ * was taken under once the tool has them; as it came when 'final' and it
+ * has none. Else it is kept waiting (returns 1), also when the finished
+ * walk left those mappings: an upload read later may hold the rest
+ * (*tag: the uploads already tried).
+ */
+static int rec_snapshot_out(struct recorder *r, const struct uwprof_rec_sample *s,
+			    uint64_t *tag, int final)
+{
+	const struct rec_proc *p = proc_find(r, s->pid);
+	struct uwprof_rec_sample *out = NULL;
+	const struct rec_gen *g = NULL;
+	struct uwprof_snap_view v;
+	int ok = !uwprof_snap_parse(s, &v);
+
+	if (ok && p)
+		g = proc_gen_at(p, s->time_ns, v.sn->pc,
+				final ? UINT64_MAX : r->horizon_ns);
+	if (ok && !g && !final)
+		return 1;
+	if (g && !final && *tag == p->gen_serial)
+		return 1;
+	if (g)
+		out = rec_finish(r, s->pid, g->maps, g->nr_maps, s);
+	if (out && !final &&
+	    (out->flags & UWPROF_SAMPLE_STOP_MASK) == UWPROF_STOP_NO_MAP) {
+		*tag = p->gen_serial;
+		free(out);
+		return 1;
+	}
+	if (out) {
+		r->snap_finished++;
+	} else {
+		r->snap_unfinished++;
+		out = uwprof_snap_strip(s);
+	}
+	rec_sample_out(r, out ? out : s);
+	free(out);
+	return 0;
+}
+
+struct rec_take {
+	struct recorder	*r;
+	int		final;
+};
+
+static int rec_take_queued(void *arg, struct uwprof_snap_queued *e)
+{
+	struct rec_take *t = arg;
+
+	if (rec_snapshot_out(t->r, e->s, &e->tag, t->final))
+		return 1;
+	free(e->s);
+	return 0;
+}
+
+/* Finishes the queued samples of 'pid' (0: all) that now can be. */
+static void rec_snapshots_flush(struct recorder *r, uint32_t pid, int final)
+{
+	struct rec_take t = { .r = r, .final = final };
+
+	uwprof_snap_queue_take(&r->snapq, pid, rec_take_queued, &t);
+}
+
+/* A sample with a snapshot: out now if it can be finished, else queued. */
+static void rec_snapshot_sample(struct recorder *r,
+				const struct uwprof_rec_sample *s)
+{
+	uint64_t tag = 0;
+
+	if (!rec_snapshot_out(r, s, &tag, 0))
+		return;
+	if (uwprof_snap_queue_add(&r->snapq, s))
+		rec_snapshot_out(r, s, &tag, 1);	/* queue full: as it is */
 }
 
 /* Whether the process's executable mappings still are those in 'pm'. */
@@ -736,11 +1015,11 @@ static int proc_upload_once(struct recorder *r, struct rec_proc *p)
 		return 0;
 	}
 	/*
-	 * A command's process waits (SIGSTOP) while new objects are compiled,
-	 * so it does not run code whose table is still missing; others are
-	 * not ours to stop.
+	 * With --hold-exec a command's process waits (SIGSTOP) while new
+	 * objects are compiled; others are never ours to stop. Without it,
+	 * samples taken meanwhile carry snapshots and are finished here.
 	 */
-	if (r->o.mode == MODE_CMD)
+	if (r->o.mode == MODE_CMD && r->o.hold_exec)
 		for (i = 0; i < pm.n && !stopped; i++)
 			if (pm.v[i].kind != UWPROF_PM_ANON && !obj_lookup(r, &pm.v[i]))
 				stopped = !kill((pid_t)p->pid, SIGSTOP);
@@ -801,6 +1080,11 @@ static int proc_upload_once(struct recorder *r, struct rec_proc *p)
 		r->warned_maps = 1;
 	}
 	rec_out(r, uwprof_pfw_maps(&r->w, p->last_read_ns, p->pid, comm, fm, n));
+	free(p->pf_maps);
+	p->pf_maps = fm;
+	p->nr_pf_maps = n;
+	fm = NULL;
+	snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	if (comm[0] && !p->first_name_ns)
 		p->first_name_ns = p->last_read_ns;
 	r->maps_uploads++;
@@ -808,6 +1092,8 @@ static int proc_upload_once(struct recorder *r, struct rec_proc *p)
 	p->maps = km;
 	p->nr_maps = n;
 	km = NULL;
+	if (r->o.snapshot_size)
+		proc_gen_push(p, p->maps, n, p->last_read_ns);
 	ret = pm_same((pid_t)p->pid, &pm) ? 0 : 1;
 out:
 	if (stopped)
@@ -982,6 +1268,27 @@ static void rec_name_before_exec(struct recorder *r, struct rec_proc *p,
 					     comm));
 }
 
+/*
+ * A process forked from one the tool uploaded, and the module gave it a
+ * copy of that list: it is the child's until it execs or is read itself,
+ * so the file and the walks finished here use it too (a short-lived child
+ * may be gone before the tool could read it).
+ */
+static void rec_fork(struct recorder *r, const struct uwprof_rec_fork *f)
+{
+	struct rec_proc *c = proc_get(r, f->pid), *pp = proc_find(r, f->ppid);
+
+	if (!c || !pp || pp->ours != 1)
+		return;
+	c->ours = 1;
+	if (!pp->pf_maps || c->pf_maps)
+		return;
+	rec_out(r, uwprof_pfw_maps(&r->w, f->time_ns, c->pid, pp->comm,
+				   pp->pf_maps, pp->nr_pf_maps));
+	if (r->o.snapshot_size && pp->maps)
+		proc_gen_push(c, pp->maps, pp->nr_maps, f->time_ns);
+}
+
 static int on_record(const struct uwprof_rec_hdr *h, uint32_t ring, void *priv)
 {
 	struct recorder *r = priv;
@@ -1000,15 +1307,18 @@ static int on_record(const struct uwprof_rec_hdr *h, uint32_t ring, void *priv)
 		rec_thread(r, p, s->tid);
 		if (stop == UWPROF_STOP_NO_PROCESS || stop == UWPROF_STOP_NO_MAP)
 			p->refresh = 1;
-		if (stop < UWPROF_STOP__COUNT)
-			r->stops[stop]++;
 		if (r->o.kernel)
 			for (i = 0; i < s->nr_kernel; i++)
 				set_add(&r->kips, s->ips[i]);
-		r->samples++;
-		rec_out(r, uwprof_pfw_sample(&r->w, s));
+		if (s->flags & UWPROF_SAMPLE_SNAPSHOT)
+			rec_snapshot_sample(r, s);
+		else
+			rec_sample_out(r, s);
 		break;
 	}
+	case UWPROF_REC_FORK:
+		rec_fork(r, (const void *)h);
+		break;
 	case UWPROF_REC_LOST: {
 		const struct uwprof_rec_lost *l = (const void *)h;
 
@@ -1043,6 +1353,7 @@ static int on_record(const struct uwprof_rec_hdr *h, uint32_t ring, void *priv)
 		rec_out(r, uwprof_pfw_exit(&r->w, e->time_ns, e->pid, e->exec));
 		if (e->exec) {
 			p->execs++;
+			proc_exec_seen(p, e->time_ns);
 			/* The module dropped its mappings: the new image's. */
 			free(p->maps);
 			p->maps = NULL;
@@ -1067,10 +1378,18 @@ static int on_record(const struct uwprof_rec_hdr *h, uint32_t ring, void *priv)
 	return 0;
 }
 
+/*
+ * Takes every record the ring reader copied out, then finishes the queued
+ * walks whose process's uploads and execs are now all known.
+ */
 static void rec_drain(struct recorder *r)
 {
-	if (uwprof_dev_drain(&r->dev, on_record, r) == -EPROTO)
-		r->bad_recs++;
+	uint64_t start = mono_ns();
+
+	uwprof_rreader_take(&r->rr, on_record, r);
+	r->horizon_ns = start - REC_HORIZON_NS;
+	if (r->snapq.n)
+		rec_snapshots_flush(r, 0, 0);
 }
 
 /* ---------------------------------------------------------- kernel syms */
@@ -1216,7 +1535,8 @@ static int parse_pids(struct rec_opts *o, const char *arg)
 	return o->nr_pids ? 0 : -1;
 }
 
-enum { OPT_DEPTH = 256, OPT_NO_FP, OPT_RING_PAGES, OPT_CACHE_DIR };
+enum { OPT_DEPTH = 256, OPT_NO_FP, OPT_RING_PAGES, OPT_CACHE_DIR,
+       OPT_SNAPSHOT_SIZE, OPT_HOLD_EXEC };
 
 static const struct option rec_longopts[] = {
 	{ "freq", required_argument, NULL, 'F' },
@@ -1232,6 +1552,8 @@ static const struct option rec_longopts[] = {
 	{ "no-fp-fallback", no_argument, NULL, OPT_NO_FP },
 	{ "ring-pages", required_argument, NULL, OPT_RING_PAGES },
 	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
+	{ "snapshot-size", required_argument, NULL, OPT_SNAPSHOT_SIZE },
+	{ "hold-exec", no_argument, NULL, OPT_HOLD_EXEC },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -1292,6 +1614,13 @@ static int parse_one(struct rec_opts *o, int c, const char *v)
 	case OPT_CACHE_DIR:
 		o->cache_dir = v;
 		return 0;
+	case OPT_SNAPSHOT_SIZE:
+		if (parse_u32(v, 0, UWPROF_MAX_SNAPSHOT, &o->snapshot_size))
+			return -1;
+		return o->snapshot_size % 8 ? -1 : 0;
+	case OPT_HOLD_EXEC:
+		o->hold_exec = 1;
+		return 0;
 	default:
 		return -2;
 	}
@@ -1305,6 +1634,7 @@ static int parse_opts(struct rec_opts *o, int argc, char **argv)
 	memset(o, 0, sizeof(*o));
 	o->freq = REC_DEFAULT_FREQ;
 	o->depth = REC_DEFAULT_DEPTH;
+	o->snapshot_size = UWPROF_SNAPSHOT_DEFAULT;
 	o->output = "uwprof.data";
 	optind = 1;
 	opterr = 1;
@@ -1482,7 +1812,7 @@ static uint64_t unwind_errors(const struct recorder *r)
 	uint64_t n = 0;
 	int i;
 
-	for (i = 0; i < UWPROF_STOP__COUNT; i++)
+	for (i = 0; i < UWPROF_PF_STOP__COUNT; i++)
 		if (i != UWPROF_STOP_OK && i != UWPROF_STOP_FP_END &&
 		    i != UWPROF_STOP_DEPTH)
 			n += r->stops[i];
@@ -1510,7 +1840,7 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 		(unsigned long long)r->objects_no_table, r->nr_procs,
 		(unsigned long long)r->maps_uploads);
 	fprintf(stderr, "uwprof: stacks ended by:");
-	for (i = 0; i < UWPROF_STOP__COUNT; i++)
+	for (i = 0; i < UWPROF_PF_STOP__COUNT; i++)
 		if (r->stops[i])
 			fprintf(stderr, " %s %llu", uwprof_pf_stop_name(i),
 				(unsigned long long)r->stops[i]);
@@ -1523,6 +1853,13 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 			(unsigned long long)r->cache.hits,
 			(unsigned long long)r->cache.misses,
 			(double)r->cache.compile_ns / 1e9);
+	if (st->snapshots)
+		fprintf(stderr,
+			"uwprof: %llu samples with stack snapshots (%.1f KiB of stack each on average): %llu finished, %llu not (no tables for their code)\n",
+			(unsigned long long)st->snapshots,
+			(double)st->snapshot_bytes / 1024.0 / (double)st->snapshots,
+			(unsigned long long)r->snap_finished,
+			(unsigned long long)r->snap_unfinished);
 	if (st->skipped_throttle)
 		fprintf(stderr,
 			"uwprof: %llu samples skipped: stack walks used their CPU share (/sys/module/uwprof/parameters/cpu_max_percent); lower -F or raise it\n",
@@ -1551,8 +1888,11 @@ static void write_stats(struct recorder *r, const struct uwprof_stats *st)
 	ps.fp_frames = st->fp_frames;
 	ps.unknown_maps = st->unknown_maps;
 	ps.skipped_throttle = st->skipped_throttle;
-	for (i = 0; i < UWPROF_STOP__COUNT; i++)
+	for (i = 0; i < UWPROF_PF_STOP__COUNT; i++)
 		ps.stop[i] = r->stops[i];
+	ps.snapshots = st->snapshots;
+	ps.snapshot_bytes = st->snapshot_bytes;
+	ps.snapshots_finished = r->snap_finished;
 	ps.objects = r->nr_objs;
 	ps.objects_no_table = r->objects_no_table;
 	ps.maps_uploads = r->maps_uploads;
@@ -1590,7 +1930,7 @@ static void read_signals(struct recorder *r)
 static void wait_events(struct recorder *r, int ms)
 {
 	struct pollfd p[2] = {
-		{ .fd = r->dev.fd, .events = POLLIN },
+		{ .fd = uwprof_rreader_fd(&r->rr), .events = POLLIN },
 		{ .fd = r->sigfd, .events = POLLIN },
 	};
 
@@ -1605,9 +1945,24 @@ static void rec_free(struct recorder *r)
 	for (i = 0; i < r->nr_objs; i++)
 		free(r->objs[i].path);
 	free(r->objs);
-	for (i = 0; i < r->nr_procs; i++)
-		free(r->procs[i].maps);
+	for (i = 0; i < r->nr_objs; i++)
+		if (r->objs[i].tab) {
+			uwprof_snap_table_free(r->objs[i].tab);
+			free(r->objs[i].tab);
+		}
+	for (i = 0; i < r->nr_procs; i++) {
+		struct rec_proc *p = &r->procs[i];
+		int g;
+
+		free(p->maps);
+		free(p->pf_maps);
+		free(p->exec_ns);
+		for (g = 0; g < REC_GENS; g++)
+			free(p->gens[g].maps);
+	}
 	free(r->procs);
+	uwprof_snap_queue_free(&r->snapq);
+	uwprof_rreader_free(&r->rr);
 	free(r->tids.v);
 	free(r->kips.v);
 	free(r->o.pids);
@@ -1726,12 +2081,17 @@ static int record_run(struct recorder *r)
 	if (r->o.mode != MODE_PIDS)
 		flags |= UWPROF_START_SYSTEM_WIDE;
 	/*
-	 * The command's processes wait at each exec until their new image
-	 * is uploaded, so none of their samples is cut short; others are
-	 * not ours to stop.
+	 * Samples of code not uploaded yet carry stack snapshots, finished
+	 * here once the tables are; --hold-exec instead stops the command's
+	 * processes at each exec until their new image is uploaded.
 	 */
-	if (r->o.mode == MODE_CMD)
+	if (r->o.mode == MODE_CMD && r->o.hold_exec)
 		flags |= UWPROF_START_HOLD_EXEC;
+	if (!(r->dev.ver.caps & UWPROF_CAP_SNAPSHOT))
+		r->o.snapshot_size = 0;
+	if (r->o.snapshot_size)
+		flags |= UWPROF_START_SNAPSHOT;
+	r->snapq.max_bytes = REC_SNAPQ_MAX;
 	uwprof_tcache_init(&r->cache, r->o.cache_dir);
 
 	if (open_output(r, flags)) {
@@ -1758,7 +2118,8 @@ static int record_run(struct recorder *r)
 	}
 
 	ret = uwprof_dev_start(&r->dev, flags, r->o.freq, r->o.depth,
-			       r->o.ring_pages, r->o.mode == MODE_PIDS ?
+			       r->o.ring_pages, r->o.snapshot_size,
+			       r->o.mode == MODE_PIDS ?
 			       r->o.pids : NULL,
 			       r->o.mode == MODE_PIDS ? r->o.nr_pids : 0);
 	if (ret) {
@@ -1771,8 +2132,10 @@ static int record_run(struct recorder *r)
 		goto abort;
 	}
 	ret = uwprof_dev_rings_map(&r->dev);
+	if (!ret)
+		ret = uwprof_rreader_start(&r->rr, &r->dev, REC_RING_BUFFER_MAX);
 	if (ret) {
-		fprintf(stderr, "uwprof record: mapping the rings: %s\n",
+		fprintf(stderr, "uwprof record: reading the rings: %s\n",
 			strerror(-ret));
 		uwprof_dev_stop(&r->dev);
 		code = UWPROF_REC_EXIT_ERROR;
@@ -1832,9 +2195,16 @@ static int record_run(struct recorder *r)
 	}
 	r->t_end = mono_ns();
 	uwprof_dev_stop(&r->dev);
+	uwprof_rreader_finish(&r->rr);
 	rec_drain(r);
+	r->bad_recs += r->rr.bad;
+	if (r->rr.dropped) {
+		r->lost += r->rr.dropped;
+		rec_out(r, uwprof_pfw_lost(&r->w, mono_ns(), 0, r->rr.dropped));
+	}
 	/* Samples taken before a late upload still need their snapshot. */
 	procs_refresh(r, 1, 0);
+	rec_snapshots_flush(r, 0, 1);
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 	if (uwprof_dev_stats(&r->dev, &st))

@@ -115,8 +115,8 @@ static double pct(uint64_t part, uint64_t whole)
 static void print_header(const struct uwprof_rep *r, FILE *f)
 {
 	const struct uwprof_pf_header *h = &r->pf->hdr;
-	/* [UWPROF_STOP__COUNT]: values this tool has no name for */
-	uint64_t stops[UWPROF_STOP__COUNT + 1] = { 0 };
+	/* [UWPROF_PF_STOP__COUNT]: values this tool has no name for */
+	uint64_t stops[UWPROF_PF_STOP__COUNT + 1] = { 0 };
 	unsigned int st;
 	size_t i;
 	int first = 1;
@@ -132,10 +132,10 @@ static void print_header(const struct uwprof_rep *r, FILE *f)
 	fputc('\n', f);
 	for (i = 0; i < r->nr_samples; i++) {
 		st = r->samples[i].flags & UWPROF_SAMPLE_STOP_MASK;
-		stops[st < UWPROF_STOP__COUNT ? st : UWPROF_STOP__COUNT]++;
+		stops[st < UWPROF_PF_STOP__COUNT ? st : UWPROF_PF_STOP__COUNT]++;
 	}
 	fprintf(f, "# stacks:");
-	for (st = 0; st <= UWPROF_STOP__COUNT; st++) {
+	for (st = 0; st <= UWPROF_PF_STOP__COUNT; st++) {
 		if (!stops[st])
 			continue;
 		fprintf(f, "%s %s %llu (%.1f%%)", first ? "" : ",",

@@ -423,7 +423,7 @@ int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines)
 	r->map_hash = calloc(1, sizeof(*r->map_hash));
 	if (!r->syms || !r->frame_hash || !r->map_hash)
 		goto nomem;
-	for (i = 0; i <= UWPROF_STOP__COUNT; i++) {
+	for (i = 0; i <= UWPROF_PF_STOP__COUNT; i++) {
 		r->marks[i] = pool_printf(r, "[incomplete: %s]",
 					  uwprof_pf_stop_name((unsigned int)i));
 		if (!r->marks[i])
@@ -461,8 +461,10 @@ int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines)
 		}
 		s->frames = r->chains + used;
 		n = s->nr_kernel + s->nr_user;
-		maps = s->nr_user ? uwprof_pf_maps_for(r->pf, ps->pid,
-						       ps->time_ns) : NULL;
+		maps = s->nr_user ?
+		       uwprof_pf_maps_for_ips(r->pf, ps->pid, ps->time_ns,
+					      ps->ips + s->nr_kernel,
+					      s->nr_user) : NULL;
 		for (j = 0; j < n; j++) {
 			if (j < s->nr_kernel)
 				fi = frame_get(r, NULL, ps->ips[j], 1, j > 0);
@@ -561,7 +563,7 @@ const char *uwprof_rep_incomplete_mark(const struct uwprof_rep *r,
 
 	if (st == UWPROF_STOP_OK)
 		return NULL;
-	return r->marks[st < UWPROF_STOP__COUNT ? st : UWPROF_STOP__COUNT];
+	return r->marks[st < UWPROF_PF_STOP__COUNT ? st : UWPROF_PF_STOP__COUNT];
 }
 
 int uwprof_rep_out_commit(struct uwprof_rep_out *o)

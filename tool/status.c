@@ -96,6 +96,9 @@ int uwprof_cmd_status(int argc, char **argv)
 	       (unsigned long long)st.tables,
 	       (unsigned long long)st.table_bytes,
 	       (unsigned long long)st.processes);
+	printf("%-22s %llu samples, %llu bytes of stack\n", "stack snapshots:",
+	       (unsigned long long)st.snapshots,
+	       (unsigned long long)st.snapshot_bytes);
 	uwprof_dev_close(&d);
 	return UWPROF_REC_EXIT_OK;
 }

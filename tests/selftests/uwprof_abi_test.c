@@ -374,6 +374,15 @@ TEST_F(dev, start_args)
 	/* One page cannot hold two records of the deepest stack. */
 	EXPECT_EQ(-EINVAL, uwt_start(self->fd, 0, 100, UWPROF_MAX_DEPTH, 1, pids, 1));
 	EXPECT_EQ(-EINVAL, uwt_start(self->fd, 0, 100, 64, 0, pids, 0));
+	/* Snapshot sizes: only with the flag, a multiple of 8, capped. */
+	EXPECT_EQ(-EINVAL, uwt_start_snap(self->fd, 0, 100, 64, 0, 4096, pids, 1));
+	EXPECT_EQ(-EINVAL, uwt_start_snap(self->fd, UWPROF_START_SNAPSHOT, 100,
+					  64, 0, 4095, pids, 1));
+	EXPECT_EQ(-E2BIG, uwt_start_snap(self->fd, UWPROF_START_SNAPSHOT, 100,
+					 64, 0, UWPROF_MAX_SNAPSHOT + 8, pids, 1));
+	/* A ring page cannot hold two records with the largest snapshot. */
+	EXPECT_EQ(-EINVAL, uwt_start_snap(self->fd, UWPROF_START_SNAPSHOT, 100,
+					  64, 1, UWPROF_MAX_SNAPSHOT, pids, 1));
 	EXPECT_EQ(-E2BIG, uwt_start(self->fd, 0, 100, 64, 0, pids, UWPROF_MAX_PIDS + 1));
 	EXPECT_EQ(-EFAULT, uwt_start(self->fd, 0, 100, 64, 0, NULL, 1));
 	EXPECT_EQ(-EINVAL, uwt_start(self->fd, UWPROF_START_SYSTEM_WIDE, 100, 64, 0,

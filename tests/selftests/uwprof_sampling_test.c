@@ -626,6 +626,84 @@ TEST_F(sampling, unknown_process)
 	EXPECT_GT(self->rd.c.unknown, 0);
 }
 
+/* Snapshot records of the child, checked as they are read. */
+struct snap_tally {
+	uint32_t pid;
+	uint64_t samples, with, bad, bytes, cut;
+};
+
+#if defined(__x86_64__)
+#define SNAP_NR_GPR	16
+#define SNAP_SP_REGNO	7
+#else
+#define SNAP_NR_GPR	32
+#define SNAP_SP_REGNO	31
+#endif
+
+static void on_snap_sample(const struct uwprof_rec_sample *s, uint32_t ring,
+			   void *priv)
+{
+	const struct uwprof_snapshot *sn;
+	struct snap_tally *t = priv;
+	size_t off, need;
+
+	(void)ring;
+	if (s->pid != t->pid)
+		return;
+	t->samples++;
+	if (!(s->flags & UWPROF_SAMPLE_SNAPSHOT))
+		return;
+	t->with++;
+	off = sizeof(*s) + 8 * ((size_t)s->nr_kernel + s->nr_user);
+	sn = (const void *)((const char *)s + off);
+	need = off + sizeof(*sn) + 8 * (size_t)sn->nr_gpr + sn->stack_size;
+	if (need > s->hdr.size || s->hdr.size - need >= 8 || !s->nr_user ||
+	    sn->pc != s->ips[s->nr_kernel + s->nr_user - 1] ||
+	    sn->flags & ~UWPROF_SNAP_CUT || sn->nr_gpr != SNAP_NR_GPR ||
+	    ((const uint64_t *)(sn + 1))[SNAP_SP_REGNO] != sn->sp ||
+	    !sn->stack_size || sn->stack_size > 4096 ||
+	    !!(sn->flags & UWPROF_SNAP_CUT) != (sn->stack_size == 4096) ||
+	    (s->flags & UWPROF_SAMPLE_STOP_MASK) != UWPROF_STOP_NO_PROCESS) {
+		if (t->bad++ < 3)
+			fprintf(stderr, "# bad snapshot: size %u flags %#x nr_gpr %u stack %u\n",
+				s->hdr.size, sn->flags, sn->nr_gpr, sn->stack_size);
+		return;
+	}
+	t->bytes += sn->stack_size;
+	t->cut += !!(sn->flags & UWPROF_SNAP_CUT);
+}
+
+/*
+ * A process nobody uploaded: every sample of it carries the interrupted
+ * registers and up to snapshot_size bytes of its stack, and the stats
+ * count exactly those.
+ */
+TEST_F(sampling, snapshot_of_unknown_process)
+{
+	struct snap_tally st = { 0 };
+	struct uwprof_stats s;
+	uint32_t pid;
+
+	self->child = uwt_spawn(CHAIN, "60");
+	ASSERT_GT(self->child, 0);
+	pid = st.pid = self->child;
+	self->rd.on_sample = on_snap_sample;
+	self->rd.on_exit = NULL;
+	self->rd.priv = &st;
+	ASSERT_EQ(0, uwt_start_snap(self->fd, UWPROF_START_SNAPSHOT, 1000, 32,
+				    0, 4096, &pid, 1));
+	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 1500));
+	ASSERT_EQ(0, uwt_stats(self->fd, &s));
+	TH_LOG("%llu samples, %llu with snapshots (%llu cut at 4096), %llu bad",
+	       (unsigned long long)st.samples, (unsigned long long)st.with,
+	       (unsigned long long)st.cut, (unsigned long long)st.bad);
+	EXPECT_GT(st.samples, 0);
+	EXPECT_EQ(st.samples, st.with);
+	EXPECT_EQ(0, st.bad);
+	EXPECT_EQ(st.with, s.snapshots);
+	EXPECT_EQ(st.bytes, s.snapshot_bytes);
+}
+
 TEST_F(sampling, exit_and_exec_drop_mappings)
 {
 	struct uwprof_process_del pd = { .size = sizeof(pd) };

@@ -351,9 +351,10 @@ static inline void uwt_sleep_ms(long ms)
 
 /* ---- sampling and rings ---- */
 
-static inline int uwt_start(int fd, uint32_t flags, uint32_t freq,
-			    uint32_t depth, uint32_t ring_pages,
-			    const uint32_t *pids, uint32_t nr_pids)
+static inline int uwt_start_snap(int fd, uint32_t flags, uint32_t freq,
+				 uint32_t depth, uint32_t ring_pages,
+				 uint32_t snapshot_size, const uint32_t *pids,
+				 uint32_t nr_pids)
 {
 	struct uwprof_start a = {
 		.size = sizeof(a),
@@ -363,9 +364,18 @@ static inline int uwt_start(int fd, uint32_t flags, uint32_t freq,
 		.ring_pages = ring_pages,
 		.nr_pids = nr_pids,
 		.pids = (uintptr_t)pids,
+		.snapshot_size = snapshot_size,
 	};
 
 	return uwt_ioctl(fd, UWPROF_IOC_START, &a);
+}
+
+static inline int uwt_start(int fd, uint32_t flags, uint32_t freq,
+			    uint32_t depth, uint32_t ring_pages,
+			    const uint32_t *pids, uint32_t nr_pids)
+{
+	return uwt_start_snap(fd, flags, freq, depth, ring_pages, 0, pids,
+			      nr_pids);
 }
 
 /*

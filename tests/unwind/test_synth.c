@@ -46,10 +46,11 @@
 #define F_DEREFFP	0x19c0	/* CFA = *(fp - 8) */
 #define F_REGCFA	0x19e0	/* CFA = register 3 + 16 */
 #define F_AREGS		0x19f0	/* as F_A, keeping another register elsewhere */
+#define F_RAREG		0x19f8	/* ra in register 5, CFA = sp (x86 __vfork) */
 #define F_END		0x1a00
 
 enum { R_END, R_A, R_LEAF, R_FP, R_OUTER, R_UNSUP, R_SIG, R_PLT,
-       R_FPFAR, R_FPVAL, R_FPREG, R_DEREF, R_DEREFFP, R_REGCFA, R_AREGS, R_NR };
+       R_FPFAR, R_FPVAL, R_FPREG, R_DEREF, R_DEREFFP, R_REGCFA, R_AREGS, R_RAREG, R_NR };
 
 static struct uwprof_rule rules[R_NR];
 
@@ -147,6 +148,12 @@ static void make_rules(void)
 	*r = rules[R_A];
 	r->flags = UWPROF_RULE_REGS;
 
+	r = &rules[R_RAREG];
+	r->cfa_type = UWPROF_CFA_SP;
+	r->ra_type = UWPROF_REG_IN_REG;
+	r->ra_off = 5;
+	r->fp_type = UWPROF_REG_SAME;
+
 	r = &rules[R_PLT];
 	if (ARM64) {
 		*r = rules[R_A];
@@ -165,7 +172,8 @@ static const struct tb_row rows[] = {
 	{ F_UNSUP, R_UNSUP }, { F_GAP, R_END }, { F_SIG, R_SIG },
 	{ F_PLT, R_PLT }, { F_FPFAR, R_FPFAR }, { F_FPVAL, R_FPVAL },
 	{ F_FPREG, R_FPREG }, { F_DEREF, R_DEREF }, { F_DEREFFP, R_DEREFFP },
-	{ F_REGCFA, R_REGCFA }, { F_AREGS, R_AREGS }, { F_END, R_END },
+	{ F_REGCFA, R_REGCFA }, { F_AREGS, R_AREGS }, { F_RAREG, R_RAREG },
+	{ F_END, R_END },
 };
 
 /* One test case's world: the stack snapshot, code bytes, maps, env. */
@@ -379,6 +387,59 @@ static void test_chain(struct tap *t, struct world *w)
  * test_chain, must follow the new rows (run() compares them with the
  * uncached walk).
  */
+/*
+ * A walk that stops for want of a mapping resumes from the frame it
+ * stopped at (res.at, res.at_flags), as the tool does over a sample's
+ * stack snapshot once the tables are there: together the two give the
+ * whole walk's frames, whether it stopped at the first frame (no mapping
+ * at all) or in the middle (the outer half of the object not mapped yet).
+ */
+static void test_resume(struct tap *t, struct world *w)
+{
+	u64 want[] = { TEXT + F_LEAF + 0x10, TEXT + F_A + 0x20, TEXT + F_FP + 0x30,
+		       TEXT + F_OUTER + 0x40 };
+	struct uwprof_unwind_res res, res2;
+	struct uwprof_unwind_map part;
+	u32 cut, nr, nr2, i;
+	bool ok;
+
+	for (cut = 0; cut < 2; cut++) {
+		world_init(w);
+		build_chain(w, want[1], want[2], want[3]);
+		part = w->maps[0];
+		part.end = TEXT + F_FP - 0x80;
+		{
+			struct uwprof_unwind_req req = {
+				.maps = &part, .nr_maps = cut, .regs = w->regs,
+				.ips = w->ips, .max_depth = 64, .env = &w->env,
+			};
+
+			nr = uwprof_unwind_user(&req, &res);
+		}
+		tap_ok(t, res.stop == UWPROF_STOP_NO_MAP && nr == (cut ? 3 : 1) &&
+		       res.at.pc == w->ips[nr - 1] && res.unknown_pc == res.at.pc &&
+		       !!(res.at_flags & UWPROF_SNAP_CALLER) == !!cut,
+		       "resume: walk without %s stops NO_MAP after %u frames (flags %#x)",
+		       cut ? "the outer half" : "mappings", nr, res.at_flags);
+		{
+			struct uwprof_unwind_req req = {
+				.maps = w->maps, .nr_maps = NR(w->maps),
+				.regs = res.at, .at_flags = res.at_flags,
+				.ips = w->ips + nr - 1, .max_depth = 64,
+				.env = &w->env,
+			};
+
+			nr2 = uwprof_unwind_user(&req, &res2);
+		}
+		ok = nr - 1 + nr2 == NR(want) && res2.stop == UWPROF_STOP_OK &&
+		     !res2.fp_frames;
+		for (i = 0; ok && i < NR(want); i++)
+			ok = w->ips[i] == want[i];
+		tap_ok(t, ok, "resume: from frame %u the chain completes (%u + %u frames, stop %s)",
+		       nr - 1, nr - 1, nr2, stop_name(res2.stop));
+	}
+}
+
 static void test_cache_replace(struct tap *t, struct world *w)
 {
 	u64 want[] = { TEXT + F_LEAF + 0x10, TEXT + F_A + 0x20 };
@@ -576,6 +637,23 @@ static void test_stops(struct tap *t, struct world *w)
 		want[0] = TEXT + F_AREGS + 4;
 		expect(t, w, want, 2, UWPROF_STOP_UNSUPPORTED,
 		       "CFA from a register in a caller, callee keeps one: UNSUPPORTED");
+
+		/* The return address in another register, sp unchanged. */
+		world_init(w);
+		gpr[5] = TEXT + F_OUTER + 4;
+		w->env.gpr = gpr;
+		w->env.nr_gpr = 32;
+		w->regs.pc = TEXT + F_RAREG + 2;
+		w->regs.sp = S;
+		run(w, 0, 64);
+		want[0] = TEXT + F_RAREG + 2;
+		want[1] = TEXT + F_OUTER + 4;
+		expect(t, w, want, 2, UWPROF_STOP_OK,
+		       "return address in register 5 of the interrupted frame");
+		w->env.gpr = NULL;
+		run(w, 0, 64);
+		expect(t, w, want, 1, UWPROF_STOP_UNSUPPORTED,
+		       "return address in a register not known: UNSUPPORTED");
 	}
 
 	/* Undefined ra in the very first frame. */
@@ -1138,6 +1216,7 @@ int main(void)
 		return tap_done(&t);
 	test_chain(&t, w);
 	test_cache_replace(&t, w);
+	test_resume(&t, w);
 	test_stops(&t, w);
 	test_fast_kinds(&t, w);
 	test_fp_rules(&t, w);

@@ -172,6 +172,7 @@ struct uwprof_table_hdr {
 /* uwprof_version.caps */
 #define UWPROF_CAP_HW_CYCLES	(1U << 0)	/* a hardware cycles event opens */
 #define UWPROF_CAP_KERNEL_STACK	(1U << 1)	/* caller may see kernel addresses */
+#define UWPROF_CAP_SNAPSHOT	(1U << 2)	/* START takes UWPROF_START_SNAPSHOT */
 
 struct uwprof_version {
 	__u32	size;		/* in: sizeof(struct uwprof_version) */
@@ -244,11 +245,22 @@ struct uwprof_process_del {
  * started; other processes see a stop and a continue.
  */
 #define UWPROF_START_HOLD_EXEC		(1U << 5)
+/*
+ * Samples whose walk reached code the session has no mappings for (stop
+ * NO_PROCESS or NO_MAP: a process or library the reader has not uploaded
+ * yet) carry a snapshot of the user stack and registers at the frame the
+ * walk stopped at (UWPROF_SAMPLE_SNAPSHOT), so the reader can finish the
+ * walk once it has the tables. Never for the process that started the
+ * session: the reader does not finish walks of itself.
+ */
+#define UWPROF_START_SNAPSHOT		(1U << 6)
 
 #define UWPROF_MAX_DEPTH	8192
 #define UWPROF_MAX_PIDS		1024
 #define UWPROF_MAX_FREQ		100000
 #define UWPROF_MAX_RING_PAGES	4096	/* data pages per CPU */
+#define UWPROF_SNAPSHOT_DEFAULT	16384	/* stack bytes per snapshot */
+#define UWPROF_MAX_SNAPSHOT	65536
 
 struct uwprof_start {
 	__u32	size;
@@ -263,6 +275,13 @@ struct uwprof_start {
 	__u32	ring_pages;
 	__u32	nr_pids;	/* without SYSTEM_WIDE: 1 .. UWPROF_MAX_PIDS */
 	__u64	pids;		/* pointer to __u32 tgids[nr_pids] */
+	/*
+	 * With UWPROF_START_SNAPSHOT: stack bytes copied per snapshot, a
+	 * multiple of 8 up to UWPROF_MAX_SNAPSHOT (else EINVAL / E2BIG), 0:
+	 * UWPROF_SNAPSHOT_DEFAULT. Must be 0 without the flag.
+	 */
+	__u32	snapshot_size;
+	__u32	__reserved;	/* must be zero */
 };
 
 /* Why a user stack ended; uwprof_sample.flags low byte and stats index. */
@@ -284,6 +303,7 @@ enum uwprof_stop {
 #define UWPROF_SAMPLE_STOP_MASK		0xffU	/* enum uwprof_stop */
 #define UWPROF_SAMPLE_FP_USED		(1U << 8)	/* some frame used fp fallback */
 #define UWPROF_SAMPLE_IN_KERNEL		(1U << 9)	/* the sample hit kernel mode */
+#define UWPROF_SAMPLE_SNAPSHOT		(1U << 10)	/* struct uwprof_snapshot follows */
 
 #define UWPROF_HIST_BUCKETS	16	/* bucket i: [2^i, 2^(i+1)) x 64 ns */
 
@@ -322,7 +342,9 @@ struct uwprof_stats {
 	 * share of its time (module parameter cpu_max_percent, per 10 ms).
 	 */
 	__u64	skipped_throttle;
-	__u64	__reserved[3];
+	__u64	snapshots;		/* samples carrying a stack snapshot */
+	__u64	snapshot_bytes;		/* stack bytes in them */
+	__u64	fork_records;		/* UWPROF_REC_FORK records written */
 };
 
 struct uwprof_ring_info {
@@ -400,6 +422,7 @@ enum uwprof_rec_type {
 	UWPROF_REC_LOST		= 2,
 	UWPROF_REC_UNKNOWN_MAP	= 3,
 	UWPROF_REC_EXIT		= 4,
+	UWPROF_REC_FORK		= 5,
 };
 
 struct uwprof_rec_hdr {
@@ -424,6 +447,35 @@ struct uwprof_rec_sample {
 	__u32	__reserved;
 	__u64	period;
 	__u64	ips[];
+};
+
+/*
+ * uwprof_snapshot.flags: what is known of the frame the walk stopped at.
+ * All clear: the interrupted frame itself.
+ */
+#define UWPROF_SNAP_CALLER	(1U << 0)	/* pc is a return address */
+#define UWPROF_SNAP_NO_FP	(1U << 1)	/* fp is not the frame's value */
+#define UWPROF_SNAP_NO_LR	(1U << 2)	/* lr is not its return address */
+#define UWPROF_SNAP_NO_GPR	(1U << 3)	/* no gpr[]: other registers unknown */
+#define UWPROF_SNAP_CUT		(1U << 4)	/* the stack goes on past stack[] */
+
+/*
+ * Follows ips[] of a sample with UWPROF_SAMPLE_SNAPSHOT; pc is the last
+ * user ip. Then gpr[nr_gpr] (the general registers by DWARF number: x86_64
+ * rax .. r15, arm64 x0 .. x30 and sp), then stack_size bytes of user memory
+ * from sp, then zero padding to the record's size. The copy ends early at
+ * the first unreadable page; UWPROF_SNAP_CUT says it ended at the
+ * session's snapshot_size instead.
+ */
+struct uwprof_snapshot {
+	__u64	pc;
+	__u64	sp;
+	__u64	fp;
+	__u64	lr;		/* arm64 x30 */
+	__u32	flags;		/* UWPROF_SNAP_* */
+	__u32	nr_gpr;
+	__u32	stack_size;
+	__u32	__reserved;
 };
 
 struct uwprof_rec_lost {
@@ -455,6 +507,18 @@ struct uwprof_rec_exit {
 	__u64	time_ns;
 	__u32	pid;
 	__u32	exec;		/* 1 when it exec'd, 0 when it exited */
+};
+
+/*
+ * A process forked from one with mappings in the sampling session and was
+ * given a copy of them (see UWPROF_IOC_MAPS_SET): its samples unwind with
+ * its parent's list until it execs or the reader replaces the list.
+ */
+struct uwprof_rec_fork {
+	struct uwprof_rec_hdr hdr;
+	__u64	time_ns;
+	__u32	pid;		/* the new process */
+	__u32	ppid;		/* the thread-group id it copied its list from */
 };
 
 #endif /* _UAPI_LINUX_UWPROF_H */

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The host environment of the unwinder core, for the tests and the
- * benchmark: the same names unwind_env_kernel.h gives the module. User
- * memory is either a snapshot buffer (the benchmark, synthetic stacks:
- * a memcpy, inline) or a stopped live process (process_vm_readv, in
- * host_env.c). The arch is the host's unless UWPROF_HOST_ARM64 is defined,
- * which builds the arm64 core on any host for synthetic-stack tests.
+ * The host environment of the unwinder core: the same names
+ * unwind_env_kernel.h gives the module. User memory is either a snapshot
+ * (the tool finishing a walk from a sample's stack copy, the benchmark,
+ * synthetic stacks: a memcpy, inline) or a stopped live process
+ * (process_vm_readv, in unwind_env_host.c). The arch is the host's unless
+ * UWPROF_HOST_ARM64 is defined, which builds the arm64 core on any host for
+ * synthetic-stack tests.
  */
 #ifndef _UWPROF_UNWIND_ENV_HOST_H
 #define _UWPROF_UNWIND_ENV_HOST_H
@@ -64,6 +65,13 @@ struct uwprof_host_env {
 	unsigned int va_bits;	/* arm64: bits kept by the PAC strip */
 	u64 reads;		/* reads not from region 0, for the tests' figures */
 	u64 read_errors;
+	u64 fault_addr;		/* the first read that failed */
+	/*
+	 * Snapshots: reads outside every region (code the core inspects)
+	 * go here when set; 0 or -EFAULT.
+	 */
+	int (*read_more)(void *arg, void *dst, u64 addr, size_t n);
+	void *read_more_arg;
 	/* The interrupted frame's registers by DWARF number, or NULL. */
 	const u64 *gpr;
 	unsigned int nr_gpr;

@@ -2,7 +2,8 @@
 /*
  * The host environment's reads that are not inline: a ptrace-stopped
  * target with process_vm_readv(), one call per read, like the module's
- * copy_from_user_nofault() does per read, and the snapshot regions.
+ * copy_from_user_nofault() does per read, and the snapshot regions with
+ * their fallback reader.
  */
 #define _GNU_SOURCE
 #include <sys/uio.h>
@@ -16,7 +17,8 @@ static int read_process(struct uwprof_host_env *env, void *dst, u64 addr,
 	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = n };
 
 	if (process_vm_readv(env->pid, &local, 1, &remote, 1, 0) != (ssize_t)n) {
-		env->read_errors++;
+		if (!env->read_errors++)
+			env->fault_addr = addr;
 		return -EFAULT;
 	}
 	return 0;
@@ -38,6 +40,9 @@ int uwprof_host_read_slow(struct uwprof_host_env *env, void *dst, u64 addr,
 			return 0;
 		}
 	}
-	env->read_errors++;
+	if (env->read_more && !env->read_more(env->read_more_arg, dst, addr, n))
+		return 0;
+	if (!env->read_errors++)
+		env->fault_addr = addr;
 	return -EFAULT;
 }
