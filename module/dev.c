@@ -260,33 +260,40 @@ static long uwprof_ioc_ring_info(struct uwprof_session *s, void __user *arg)
 	return uwprof_dev_put(arg, &ri, sizeof(ri), usize);
 }
 
+/*
+ * A command without the struct size it was built with: the struct's own
+ * 'size' field versions it (the uapi header's growth rules), so a caller
+ * built against an older, smaller struct is understood.
+ */
+#define UWPROF_CMD(cmd)	((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
+
 static long uwprof_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct uwprof_session *s = file->private_data;
 	void __user *uarg = (void __user *)arg;
 	long ret;
 
-	if (cmd == UWPROF_IOC_VERSION)
+	if (UWPROF_CMD(cmd) == UWPROF_CMD(UWPROF_IOC_VERSION))
 		return uwprof_ioc_version(s, uarg);
 
 	mutex_lock(&s->lock);
-	switch (cmd) {
-	case UWPROF_IOC_TABLE_ADD:
+	switch (UWPROF_CMD(cmd)) {
+	case UWPROF_CMD(UWPROF_IOC_TABLE_ADD):
 		ret = uwprof_store_table_add(s, uarg);
 		break;
-	case UWPROF_IOC_OBJECT_DEL:
+	case UWPROF_CMD(UWPROF_IOC_OBJECT_DEL):
 		ret = uwprof_store_object_del(s, uarg);
 		break;
-	case UWPROF_IOC_MAPS_SET:
+	case UWPROF_CMD(UWPROF_IOC_MAPS_SET):
 		ret = uwprof_store_maps_set(s, uarg);
 		break;
-	case UWPROF_IOC_PROCESS_DEL:
+	case UWPROF_CMD(UWPROF_IOC_PROCESS_DEL):
 		ret = uwprof_store_process_del(s, uarg);
 		break;
-	case UWPROF_IOC_START:
+	case UWPROF_CMD(UWPROF_IOC_START):
 		ret = uwprof_ioc_start(s, uarg);
 		break;
-	case UWPROF_IOC_STOP:
+	case UWPROF_CMD(UWPROF_IOC_STOP):
 		if (s->state == UWPROF_SAMPLING) {
 			uwprof_dev_stop(s);
 			ret = 0;
@@ -294,10 +301,10 @@ static long uwprof_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			ret = -EINVAL;
 		}
 		break;
-	case UWPROF_IOC_STATS:
+	case UWPROF_CMD(UWPROF_IOC_STATS):
 		ret = uwprof_ioc_stats(s, uarg);
 		break;
-	case UWPROF_IOC_RING_INFO:
+	case UWPROF_CMD(UWPROF_IOC_RING_INFO):
 		ret = uwprof_ioc_ring_info(s, uarg);
 		break;
 	default:

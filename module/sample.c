@@ -546,7 +546,9 @@ struct uwprof_sampler *uwprof_sample_create(struct uwprof_session *s,
 	u32 pages, cpu;
 	int ret;
 
-	ret = uwprof_dev_copy_args(&a, sizeof(a), sizeof(a), arg);
+	/* The first version of the struct ended before snapshot_size. */
+	ret = uwprof_dev_copy_args(&a, sizeof(a),
+				   offsetof(struct uwprof_start, snapshot_size), arg);
 	if (ret)
 		return ERR_PTR(ret);
 	ret = uwprof_sample_check(&a);

@@ -1071,7 +1071,8 @@ const struct uwprof_pf_map *uwprof_pf_resolve(const struct uwprof_pf *pf,
 {
 	const struct uwprof_pf_map *map;
 
-	map = uwprof_pf_map_find(uwprof_pf_maps_for(pf, pid, time_ns), ip);
+	map = uwprof_pf_map_find(uwprof_pf_maps_for_ips(pf, pid, time_ns, &ip, 1),
+				 ip);
 	if (obj)
 		*obj = map && map->object_id ?
 		       uwprof_pf_object_find(pf, map->object_id) : NULL;

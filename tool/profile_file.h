@@ -356,7 +356,8 @@ const struct uwprof_pf_map *uwprof_pf_map_find(const struct uwprof_pf_maps *m,
 
 /*
  * Convenience: the object and mapping that 'ip' of process 'pid' fell in
- * at 'time_ns'. Returns the mapping (and *obj, possibly NULL) or NULL.
+ * at 'time_ns' (see uwprof_pf_maps_for_ips()). Returns the mapping (and
+ * *obj, possibly NULL) or NULL.
  */
 const struct uwprof_pf_map *uwprof_pf_resolve(const struct uwprof_pf *pf,
 					      uint32_t pid, uint64_t time_ns,

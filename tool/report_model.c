@@ -397,6 +397,17 @@ static int same_kernel(const struct uwprof_pf *pf)
 	       !strcmp(u.nodename, pf->hdr.hostname);
 }
 
+
+/* By time; samples of the same time keep their file order (chains[] order). */
+static int sample_time_cmp(const void *a, const void *b)
+{
+	const struct uwprof_rep_sample *x = a, *y = b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->frames < y->frames ? -1 : x->frames > y->frames;
+}
+
 int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines)
 {
 	const struct uwprof_pf_sample *ps;
@@ -479,6 +490,11 @@ int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines)
 		r->total_period += s->period;
 		r->nr_samples++;
 	}
+	/*
+	 * In time order, as perf script prints: the file holds them as the
+	 * rings were read, and a walk finished from a snapshot comes later.
+	 */
+	qsort(r->samples, r->nr_samples, sizeof(*r->samples), sample_time_cmp);
 	return 0;
 nomem:
 	fprintf(stderr, "uwprof: %s: out of memory\n", path);

@@ -418,6 +418,20 @@ TEST_F(dev, start_args)
 			       UWPROF_START_CPU_CLOCK, 100, 64, 0, NULL, 0));
 	EXPECT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
 
+	/*
+	 * A caller built against the first, 32-byte struct: its command
+	 * number carries that size, and the struct's size field says so.
+	 */
+	memset(&a, 0, sizeof(a));
+	a.size = offsetof(struct uwprof_start, snapshot_size);
+	a.freq_hz = 100;
+	a.max_depth = 64;
+	a.nr_pids = 1;
+	a.pids = (uintptr_t)pids;
+	EXPECT_EQ(32, a.size);
+	EXPECT_EQ(0, uwt_ioctl(self->fd, _IOW(UWPROF_IOC_MAGIC, 0x05, char[32]), &a));
+	EXPECT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
+
 	/* Forcing hardware cycles works exactly when the caps say so. */
 	{
 		struct uwprof_version v = { .size = sizeof(v) };

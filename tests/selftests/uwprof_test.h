@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -458,7 +459,7 @@ struct uwt_reader {
 	uwt_exit_fn on_exit;
 	void *priv;
 	struct uwt_counts c;
-	uint64_t buf[UWPROF_MAX_DEPTH + 256];
+	uint64_t buf[UWPROF_MAX_DEPTH + 256 + (UWPROF_MAX_SNAPSHOT + 512) / 8];
 };
 
 static inline void uwt_copy_out(const char *data, uint64_t size, uint64_t pos,
@@ -498,8 +499,12 @@ static inline void uwt_ring_drain(struct uwt_rings *r, uint32_t i,
 		case UWPROF_REC_SAMPLE: {
 			const struct uwprof_rec_sample *s = (void *)rd->buf;
 
-			if (h.size != sizeof(*s) + 8ULL * (s->nr_kernel + s->nr_user) ||
-			    s->cpu != i) {
+			uint64_t ips = sizeof(*s) + 8ULL * (s->nr_kernel + s->nr_user);
+
+			/* A snapshot follows the ips: its own reader checks it. */
+			if ((s->flags & UWPROF_SAMPLE_SNAPSHOT ?
+			     h.size < ips + sizeof(struct uwprof_snapshot) :
+			     h.size != ips) || s->cpu != i) {
 				rd->c.bad++;
 				break;
 			}

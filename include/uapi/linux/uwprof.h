@@ -10,8 +10,10 @@
  * Growth rules: every ioctl structure starts with a __u32 'size' that the
  * caller sets to the sizeof() it was built with. The module accepts a smaller
  * size (older callers; missing fields read as zero) and a larger one only if
- * the extra bytes are zero. Reserved fields must be zero. Unknown flags are
- * rejected with EINVAL. Unknown ioctl commands answer ENOTTY.
+ * the extra bytes are zero. The size field of the ioctl command number is
+ * not looked at, so commands built with an older struct keep working.
+ * Reserved fields must be zero. Unknown flags are rejected with EINVAL.
+ * Unknown ioctl commands answer ENOTTY.
  */
 #ifndef _UAPI_LINUX_UWPROF_H
 #define _UAPI_LINUX_UWPROF_H
