@@ -247,7 +247,8 @@ void uwprof_sample_stop(struct uwprof_sampler *sp);
 void uwprof_sample_free(struct uwprof_sampler *sp);
 void uwprof_sample_stats(struct uwprof_session *s, struct uwprof_stats *st);
 bool uwprof_sample_traced(const struct uwprof_sampler *sp, u32 tgid);
-void uwprof_sample_emit_exit(struct uwprof_sampler *sp, u32 tgid, bool exec);
+void uwprof_sample_emit_exit(struct uwprof_sampler *sp, u32 tgid,
+			     const char *comm);
 void uwprof_sample_emit_fork(struct uwprof_sampler *sp, u32 pid, u32 ppid);
 bool uwprof_sample_hw_available(void);
 

@@ -34,11 +34,12 @@ struct uwprof_lifecycle {
 	struct uwprof_tp fork;
 };
 
-static void uwprof_lifecycle_drop(u32 tgid, bool exec)
+/* comm: the new name of a process that exec'd, NULL when it exited. */
+static void uwprof_lifecycle_drop(u32 tgid, const char *comm)
 {
+	bool had = false, dropped, traced, exec = comm;
 	struct uwprof_sampler *sp;
 	struct uwprof_session *s;
-	bool had = false, dropped, traced;
 
 	rcu_read_lock();
 	sp = rcu_dereference(uwprof_active);
@@ -66,7 +67,7 @@ static void uwprof_lifecycle_drop(u32 tgid, bool exec)
 	if (traced &&
 	    (had || exec || !(sp->flags & UWPROF_START_SYSTEM_WIDE))) {
 		preempt_disable();
-		uwprof_sample_emit_exit(sp, tgid, exec);
+		uwprof_sample_emit_exit(sp, tgid, comm);
 		preempt_enable();
 	}
 	rcu_read_unlock();
@@ -79,13 +80,14 @@ static void uwprof_lifecycle_on_exit(void *data, struct task_struct *p)
 		return;
 	if (p->flags & PF_KTHREAD)
 		return;
-	uwprof_lifecycle_drop(p->tgid, false);
+	uwprof_lifecycle_drop(p->tgid, NULL);
 }
 
 static void uwprof_lifecycle_on_exec(void *data, struct task_struct *p,
 				     pid_t old_pid, struct linux_binprm *bprm)
 {
-	uwprof_lifecycle_drop(p->tgid, true);
+	/* The exec'ing task is current: its comm is the new program's. */
+	uwprof_lifecycle_drop(p->tgid, p->comm);
 }
 
 static void uwprof_lifecycle_on_fork(void *data, struct task_struct *parent,

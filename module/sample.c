@@ -367,15 +367,22 @@ static bool uwprof_sample_emit(struct uwprof_sampler *sp, const void *rec,
 	return ok;
 }
 
-/* A traced process exited or exec'd. Context: as uwprof_sample_emit(). */
-void uwprof_sample_emit_exit(struct uwprof_sampler *sp, u32 tgid, bool exec)
+/*
+ * A traced process exited (comm NULL) or exec'd and is now named 'comm'.
+ * Context: as uwprof_sample_emit().
+ */
+void uwprof_sample_emit_exit(struct uwprof_sampler *sp, u32 tgid,
+			     const char *comm)
 {
 	struct uwprof_rec_exit rec = {
 		.hdr = { .type = UWPROF_REC_EXIT, .size = sizeof(rec) },
 		.time_ns = ktime_get_mono_fast_ns(),
 		.pid = tgid,
-		.exec = exec,
+		.exec = !!comm,
 	};
+
+	if (comm)
+		strscpy_pad(rec.comm, comm, sizeof(rec.comm));
 
 	if (uwprof_sample_emit(sp, &rec, sizeof(rec), true))
 		this_cpu_inc(sp->stats->exit_records);

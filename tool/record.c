@@ -1351,6 +1351,19 @@ static int on_record(const struct uwprof_rec_hdr *h, uint32_t ring, void *priv)
 		if (e->exec)
 			rec_name_before_exec(r, p, e->time_ns);
 		rec_out(r, uwprof_pfw_exit(&r->w, e->time_ns, e->pid, e->exec));
+		/*
+		 * The new name as the module saw it at the exec: names read
+		 * from /proc race with it (one read just before the exec can
+		 * be stamped just after it).
+		 */
+		if (e->exec && e->comm[0]) {
+			char comm[sizeof(e->comm) + 1];
+
+			memcpy(comm, e->comm, sizeof(e->comm));
+			comm[sizeof(e->comm)] = 0;
+			rec_out(r, uwprof_pfw_thread(&r->w, e->time_ns, e->pid,
+						     e->pid, comm));
+		}
 		if (e->exec) {
 			p->execs++;
 			proc_exec_seen(p, e->time_ns);

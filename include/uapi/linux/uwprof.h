@@ -509,6 +509,7 @@ struct uwprof_rec_exit {
 	__u64	time_ns;
 	__u32	pid;
 	__u32	exec;		/* 1 when it exec'd, 0 when it exited */
+	char	comm[16];	/* exec: the new program's name, NUL padded */
 };
 
 /*
