@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The recorder's objects: one per file (or the vDSO) the profiled
+ * processes map, with its table compiled or taken from the cache, uploaded
+ * to the module, kept for finishing walks, and its OBJECT record; and the
+ * command's own objects compiled before it starts.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "recorder.h"
+
+static struct rec_obj *obj_new(struct recorder *r)
+{
+	struct rec_obj *o;
+
+	if (r->nr_objs == r->cap_objs) {
+		size_t cap = r->cap_objs ? r->cap_objs * 2 : 64;
+		struct rec_obj *nv = realloc(r->objs, cap * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		/* r->vdso points into the array. */
+		if (r->vdso)
+			r->vdso = nv + (r->vdso - r->objs);
+		r->objs = nv;
+		r->cap_objs = cap;
+	}
+	o = &r->objs[r->nr_objs];
+	memset(o, 0, sizeof(*o));
+	o->id = r->nr_objs + 1;
+	return o;
+}
+
+/* Keeps an uploaded blob to finish walks from snapshots with. */
+static void obj_keep_table(struct rec_obj *o, struct uwprof_blob *b)
+{
+	o->tab = malloc(sizeof(*o->tab));
+	if (!o->tab)
+		return;
+	if (uwprof_snap_table_init(o->tab, b->data, b->size, o->id)) {
+		free(o->tab);
+		o->tab = NULL;
+		return;
+	}
+	b->data = NULL;		/* the table owns it now */
+}
+
+/*
+ * Compiles (or finds in the cache) and uploads an object's table; on any
+ * failure the object is used without a table (frame-pointer fallback) and
+ * the reason is said once.
+ */
+static void obj_table(struct recorder *r, struct rec_obj *o, const char *open_path,
+		      const void *image, size_t image_size)
+{
+	struct uwprof_blob b;
+	int ret;
+
+	if (o->has_info && o->info.machine != r->elf_machine) {
+		if (!r->o.quiet)
+			fprintf(stderr,
+				"uwprof record: %s: not an object of this machine's architecture; no table\n",
+				o->path);
+		o->no_table = 1;
+		return;
+	}
+	ret = uwprof_tcache_get(&r->cache, open_path, image, image_size,
+				r->arch, o->has_info ? o->info.build_id : NULL,
+				o->has_info ? o->info.build_id_size : 0, &b);
+	if (ret) {
+		if (!r->o.quiet) {
+			if (ret == -ENODATA)
+				fprintf(stderr,
+					"uwprof record: %s: no unwind information; its frames use frame pointers\n",
+					o->path);
+			else
+				fprintf(stderr,
+					"uwprof record: %s; its frames use frame pointers\n",
+					b.err);
+		}
+		uwprof_blob_free(&b);
+		o->no_table = 1;
+		return;
+	}
+	ret = uwprof_dev_table_add(&r->dev, o->id, b.data, b.size);
+	if (!ret && r->o.snapshot_size)
+		obj_keep_table(o, &b);
+	uwprof_blob_free(&b);
+	if (ret) {
+		if (ret == -ENOSPC && !r->warned_mem) {
+			fprintf(stderr,
+				"uwprof record: the module's table memory is full (parameter table_mem_max): further objects use frame pointers\n");
+			r->warned_mem = 1;
+		} else if (ret != -ENOSPC) {
+			fprintf(stderr,
+				"uwprof record: %s: uploading its table: %s\n",
+				o->path, strerror(-ret));
+		}
+		o->no_table = 1;
+	}
+}
+
+static void obj_write(struct recorder *r, const struct rec_obj *o,
+		      const void *image, uint64_t image_size)
+{
+	struct uwprof_pf_obj_fixed f = {
+		.object_id = o->id,
+		.arch = r->arch,
+		.flags = (uint16_t)((o->vdso ? UWPROF_PF_OBJ_VDSO : 0) |
+				    (o->no_table ? UWPROF_PF_OBJ_NO_TABLE : 0)),
+	};
+
+	if (o->has_info) {
+		f.build_id_size = o->info.build_id_size;
+		memcpy(f.build_id, o->info.build_id, o->info.build_id_size);
+	}
+	if (o->no_table)
+		r->objects_no_table++;
+	rec_out(r, uwprof_pfw_object(&r->w, &f, o->path, image, image_size));
+}
+
+/* The object already known for a mapping, or NULL. */
+struct rec_obj *rec_obj_lookup(struct recorder *r,
+			       const struct uwprof_pm_entry *e)
+{
+	struct rec_obj *o;
+	size_t i;
+
+	if (e->kind == UWPROF_PM_VDSO)
+		return r->vdso;
+	for (i = 0; i < r->nr_objs; i++) {
+		o = &r->objs[i];
+		if (o->vdso)
+			continue;
+		if (e->inode ? (o->inode == e->inode &&
+				o->dev_major == e->dev_major &&
+				o->dev_minor == e->dev_minor) :
+			       !strcmp(o->path, e->path))
+			return o;
+	}
+	return NULL;
+}
+
+struct rec_obj *rec_obj_for_file(struct recorder *r, pid_t pid,
+				 const struct uwprof_pm_entry *e)
+{
+	char open_path[PATH_MAX + 64];
+	struct uwprof_elf_info info;
+	struct rec_obj *o;
+	size_t i;
+	int have;
+
+	o = rec_obj_lookup(r, e);
+	if (o)
+		return o;
+	have = !uwprof_pm_object_path(pid, e, open_path, sizeof(open_path)) &&
+	       !uwprof_elf_info_file(open_path, &info);
+	/* A copy of an object already loaded (same build-id) shares its table. */
+	if (have && info.build_id_size) {
+		for (i = 0; i < r->nr_objs; i++) {
+			o = &r->objs[i];
+			if (o->has_info && !o->vdso &&
+			    o->info.build_id_size == info.build_id_size &&
+			    !memcmp(o->info.build_id, info.build_id,
+				    info.build_id_size) &&
+			    !strcmp(o->path, e->path)) {
+				/* Found under the identity the maps show now. */
+				o->dev_major = e->dev_major;
+				o->dev_minor = e->dev_minor;
+				o->inode = e->inode;
+				return o;
+			}
+		}
+	}
+	o = obj_new(r);
+	if (!o)
+		return NULL;
+	o->path = strdup(e->path);
+	if (!o->path)
+		return NULL;
+	o->dev_major = e->dev_major;
+	o->dev_minor = e->dev_minor;
+	o->inode = e->inode;
+	if (have) {
+		o->info = info;
+		o->has_info = 1;
+		obj_table(r, o, open_path, NULL, 0);
+	} else {
+		if (!r->o.quiet)
+			fprintf(stderr,
+				"uwprof record: %s: cannot read it; its frames use frame pointers\n",
+				e->path);
+		o->no_table = 1;
+	}
+	r->nr_objs++;
+	obj_write(r, o, NULL, 0);
+	return o;
+}
+
+/*
+ * Every 64-bit process of one kernel maps the same vDSO, so it is read,
+ * compiled and stored once.
+ */
+struct rec_obj *rec_obj_for_vdso(struct recorder *r, pid_t pid,
+				 const struct uwprof_pm_entry *e)
+{
+	struct rec_obj *o;
+	void *img = NULL;
+	size_t size = (size_t)(e->end - e->start);
+
+	if (r->vdso)
+		return r->vdso;
+	if (uwprof_pm_read_mem(pid, e->start, e->end, &img))
+		return NULL;
+	o = obj_new(r);
+	if (!o) {
+		free(img);
+		return NULL;
+	}
+	o->path = strdup("[vdso]");
+	if (!o->path) {
+		free(img);
+		return NULL;
+	}
+	o->vdso = 1;
+	if (!uwprof_elf_info_mem(img, size, &o->info)) {
+		o->has_info = 1;
+		obj_table(r, o, "[vdso]", img, size);
+	} else {
+		o->no_table = 1;
+	}
+	r->nr_objs++;
+	r->vdso = o;
+	obj_write(r, o, img, size);
+	free(img);
+	return o;
+}
+
+/* ----------------------------------------------------- command prewarm */
+
+/* Resolves the command the way execvp() will. */
+static int find_in_path(const char *cmd, char *out, size_t len)
+{
+	const char *path = getenv("PATH"), *p, *q;
+
+	if (strchr(cmd, '/')) {
+		snprintf(out, len, "%s", cmd);
+		return access(out, X_OK);
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; *p; p = *q ? q + 1 : q) {
+		q = strchrnul(p, ':');
+		snprintf(out, len, "%.*s/%s", (int)(q - p), p, cmd);
+		if (!access(out, X_OK))
+			return 0;
+	}
+	return -1;
+}
+
+/* The program interpreter (PT_INTERP) of an ELF executable. */
+static int elf_interp(const char *path, char *out, size_t len)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), i, ret = -1;
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) &&
+	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(ph)) {
+		for (i = 0; i < eh.e_phnum && i < 256; i++) {
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+			    sizeof(ph))
+				break;
+			if (ph.p_type != PT_INTERP || !ph.p_filesz || ph.p_filesz >= len)
+				continue;
+			if (pread(fd, out, ph.p_filesz, (off_t)ph.p_offset) ==
+			    (ssize_t)ph.p_filesz) {
+				out[ph.p_filesz] = 0;
+				ret = 0;
+			}
+			break;
+		}
+	}
+	close(fd);
+	return ret;
+}
+
+static void prewarm_one(struct recorder *r, const char *path)
+{
+	struct uwprof_pm_entry e = { .kind = UWPROF_PM_FILE };
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (!realpath(path, real) || stat(real, &st) || !S_ISREG(st.st_mode))
+		return;
+	e.path = real;
+	e.inode = st.st_ino;
+	e.dev_major = major(st.st_dev);
+	e.dev_minor = minor(st.st_dev);
+	rec_obj_for_file(r, r->self, &e);
+}
+
+/*
+ * Compiles and uploads the tables of the command's program, its loader,
+ * the libraries the loader lists for it ('ld.so --list', which does not
+ * run the program) and the vDSO before the command starts, so the process
+ * never runs while its tables are being compiled.
+ */
+void rec_prewarm_cmd(struct recorder *r)
+{
+	char exe[PATH_MAX], interp[PATH_MAX], line[PATH_MAX + 128];
+	struct uwprof_pm pm;
+	int fds[2], status;
+	size_t i;
+	pid_t pid;
+	FILE *f;
+
+	if (!uwprof_pm_read(r->self, &pm)) {
+		for (i = 0; i < pm.n; i++)
+			if (pm.v[i].kind == UWPROF_PM_VDSO)
+				rec_obj_for_vdso(r, r->self, &pm.v[i]);
+		uwprof_pm_free(&pm);
+	}
+	if (find_in_path(r->o.cmd[0], exe, sizeof(exe)))
+		return;
+	prewarm_one(r, exe);
+	if (elf_interp(exe, interp, sizeof(interp)))
+		return;
+	prewarm_one(r, interp);
+	if (pipe2(fds, O_CLOEXEC))
+		return;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return;
+	}
+	if (!pid) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(fds[1], 1);
+		if (null >= 0)
+			dup2(null, 2);
+		execl(interp, interp, "--list", exe, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "=> "), *end;
+
+		p = p ? p + 3 : line + strspn(line, " \t");
+		if (*p != '/')
+			continue;
+		end = strstr(p, " (");
+		if (end)
+			*end = 0;
+		p[strcspn(p, "\n")] = 0;
+		prewarm_one(r, p);
+	}
+	if (f)
+		fclose(f);
+	else
+		close(fds[0]);
+	waitpid(pid, &status, 0);
+}
+

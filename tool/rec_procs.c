@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The recorder's processes: which ones are profiled, their executable
+ * mappings read from /proc, uploaded to the module and stored as MAPS
+ * records, re-read when they change.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "recorder.h"
+
+struct rec_proc *rec_proc_find(struct recorder *r, uint32_t pid)
+{
+	size_t i;
+
+	if (r->last_proc < r->nr_procs && r->procs[r->last_proc].pid == pid)
+		return &r->procs[r->last_proc];
+	for (i = 0; i < r->nr_procs; i++)
+		if (r->procs[i].pid == pid) {
+			r->last_proc = i;
+			return &r->procs[i];
+		}
+	return NULL;
+}
+
+/* Whether 'pid' descends from this recorder (the command's tree). */
+static int proc_in_tree(const struct recorder *r, uint32_t pid)
+{
+	pid_t p = (pid_t)pid;
+	int depth;
+
+	if (p == r->self)
+		return 0;
+	for (depth = 0; depth < 256 && p > 1; depth++) {
+		if (p == r->self || p == r->child)
+			return 1;
+		p = uwprof_pm_ppid(p);
+	}
+	return 0;
+}
+
+static int proc_decide(const struct recorder *r, uint32_t pid)
+{
+	switch (r->o.mode) {
+	case MODE_ALL:
+		return pid != (uint32_t)r->self;
+	case MODE_PIDS: {
+		uint32_t i;
+
+		for (i = 0; i < r->o.nr_pids; i++)
+			if (r->o.pids[i] == pid)
+				return 1;
+		return 0;
+	}
+	default:
+		return proc_in_tree(r, pid);
+	}
+}
+
+struct rec_proc *rec_proc_get(struct recorder *r, uint32_t pid)
+{
+	struct rec_proc *p = rec_proc_find(r, pid);
+
+	if (p)
+		return p;
+	if (r->nr_procs == r->cap_procs) {
+		size_t cap = r->cap_procs ? r->cap_procs * 2 : 64;
+		struct rec_proc *nv = realloc(r->procs, cap * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		r->procs = nv;
+		r->cap_procs = cap;
+	}
+	p = &r->procs[r->nr_procs];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->ours = proc_decide(r, pid);
+	r->last_proc = r->nr_procs++;
+	return p;
+}
+
+int rec_maps_have(const struct uwprof_map *m, uint32_t nr, uint64_t addr)
+{
+	uint32_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (addr < m[mid].start)
+			hi = mid;
+		else if (addr >= m[mid].end)
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+int rec_proc_has_addr(const struct rec_proc *p, uint64_t addr)
+{
+	return rec_maps_have(p->maps, p->nr_maps, addr);
+}
+
+static int pm_same(pid_t pid, const struct uwprof_pm *pm)
+{
+	struct uwprof_pm now;
+	int same;
+	size_t i;
+
+	if (uwprof_pm_read(pid, &now))
+		return 1;	/* gone: its EXIT record will follow */
+	same = now.n == pm->n;
+	for (i = 0; same && i < pm->n; i++)
+		same = now.v[i].start == pm->v[i].start &&
+		       now.v[i].end == pm->v[i].end &&
+		       now.v[i].offset == pm->v[i].offset &&
+		       now.v[i].inode == pm->v[i].inode;
+	uwprof_pm_free(&now);
+	return same;
+}
+
+/*
+ * Reads the process's executable mappings, makes sure every object has an
+ * OBJECT record (and a table in the module), uploads the list and stores
+ * a MAPS snapshot. Returns 0, 1 when the mappings changed while they were
+ * uploaded (an exec between the read and MAPS_SET leaves the module with
+ * the old image's list: read again), -ESRCH when the process is gone, or
+ * -errno.
+ */
+static int proc_upload_once(struct recorder *r, struct rec_proc *p)
+{
+	struct uwprof_map *km = NULL;
+	struct uwprof_pf_map *fm = NULL;
+	struct uwprof_pm pm;
+	char comm[64];
+	uint32_t n = 0;
+	size_t i;
+	int ret, stopped = 0;
+
+	/*
+	 * The name is read next to the time the record carries: between this
+	 * and the end of the upload the process may exec (and is then read
+	 * again), and its new name must not be dated before the exec.
+	 */
+	uwprof_pm_comm((pid_t)p->pid, (pid_t)p->pid, comm, sizeof(comm));
+	p->last_read_ns = mono_ns();
+	p->refresh = 0;
+	p->urgent = 0;
+	ret = uwprof_pm_read((pid_t)p->pid, &pm);
+	if (ret) {
+		if (ret == -ESRCH)
+			p->gone = 1;
+		return ret;
+	}
+	if (!pm.n) {
+		uwprof_pm_free(&pm);
+		return 0;
+	}
+	/*
+	 * With --hold-exec a command's process waits (SIGSTOP) while new
+	 * objects are compiled; others are never ours to stop. Without it,
+	 * samples taken meanwhile carry snapshots and are finished here.
+	 */
+	if (r->o.mode == MODE_CMD && r->o.hold_exec)
+		for (i = 0; i < pm.n && !stopped; i++)
+			if (pm.v[i].kind != UWPROF_PM_ANON && !rec_obj_lookup(r, &pm.v[i]))
+				stopped = !kill((pid_t)p->pid, SIGSTOP);
+	km = calloc(pm.n, sizeof(*km));
+	fm = calloc(pm.n, sizeof(*fm));
+	if (!km || !fm) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < pm.n; i++) {
+		const struct uwprof_pm_entry *e = &pm.v[i];
+		struct rec_obj *o = NULL;
+		uint64_t bias = e->start - e->offset;
+		int tab = 0;
+
+		if (e->kind == UWPROF_PM_FILE)
+			o = rec_obj_for_file(r, (pid_t)p->pid, e);
+		else if (e->kind == UWPROF_PM_VDSO)
+			o = rec_obj_for_vdso(r, (pid_t)p->pid, e);
+		if (o && o->has_info) {
+			if (o->vdso) {
+				if (uwprof_elf_bias(&o->info, e->start, 0, e->pf,
+						    &bias))
+					bias = e->start;
+				tab = !o->no_table;
+			} else if (!uwprof_elf_bias(&o->info, e->start, e->offset,
+						    e->pf, &bias)) {
+				tab = !o->no_table;
+			}
+		}
+		km[n].start = e->start;
+		km[n].end = e->end;
+		km[n].bias = bias;
+		km[n].object_id = tab ? o->id : 0;
+		km[n].flags = tab ? 0 : UWPROF_MAP_NO_TABLE;
+		fm[n].start = e->start;
+		fm[n].end = e->end;
+		fm[n].offset = e->offset;
+		fm[n].bias = bias;
+		fm[n].object_id = o ? o->id : 0;
+		fm[n].flags = km[n].flags;
+		n++;
+	}
+	if (p->maps && p->nr_maps == n && !memcmp(p->maps, km, n * sizeof(*km))) {
+		ret = 0;	/* unchanged: nothing to upload or store */
+		goto out;
+	}
+	ret = uwprof_dev_maps_set(&r->dev, p->pid, km, n);
+	if (ret == -ENOSPC && !r->warned_mem) {
+		fprintf(stderr,
+			"uwprof record: the module's table memory is full (parameter table_mem_max): process %u unwinds without mappings\n",
+			p->pid);
+		r->warned_mem = 1;
+	} else if (ret && ret != -ENOSPC && !r->warned_maps) {
+		fprintf(stderr,
+			"uwprof record: uploading the mappings of process %u: %s\n",
+			p->pid, strerror(-ret));
+		r->warned_maps = 1;
+	}
+	rec_out(r, uwprof_pfw_maps(&r->w, p->last_read_ns, p->pid, comm, fm, n));
+	free(p->pf_maps);
+	p->pf_maps = fm;
+	p->nr_pf_maps = n;
+	fm = NULL;
+	snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	if (comm[0] && !p->first_name_ns)
+		p->first_name_ns = p->last_read_ns;
+	r->maps_uploads++;
+	free(p->maps);
+	p->maps = km;
+	p->nr_maps = n;
+	km = NULL;
+	if (r->o.snapshot_size)
+		rec_proc_gen_push(p, p->maps, n, p->last_read_ns);
+	ret = pm_same((pid_t)p->pid, &pm) ? 0 : 1;
+out:
+	if (stopped)
+		kill((pid_t)p->pid, SIGCONT);
+	free(km);
+	free(fm);
+	uwprof_pm_free(&pm);
+	return ret;
+}
+
+int rec_proc_upload(struct recorder *r, struct rec_proc *p)
+{
+	int ret, tries = 0;
+
+	do
+		ret = proc_upload_once(r, p);
+	while (ret == 1 && ++tries < 4);
+	return ret == 1 ? 0 : ret;
+}
+
+/*
+ * Adds the children of a command's processes as soon as they exist, before
+ * any of their samples asks for them (/proc/PID/task/TID/children).
+ */
+static void procs_find_children(struct recorder *r)
+{
+	uint32_t found[256];
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nr_procs && n < 256; i++) {
+		const struct rec_proc *p = &r->procs[i];
+		struct dirent *de;
+		char fn[96];
+		DIR *d;
+
+		if (p->ours != 1 || p->gone)
+			continue;
+		snprintf(fn, sizeof(fn), "/proc/%u/task", p->pid);
+		d = opendir(fn);
+		if (!d)
+			continue;
+		while ((de = readdir(d)) && n < 256) {
+			unsigned int c;
+			int off = 0, k;
+			char buf[512];
+			FILE *f;
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(fn, sizeof(fn), "/proc/%u/task/%.16s/children",
+				 p->pid, de->d_name);
+			f = fopen(fn, "re");
+			if (!f)
+				continue;
+			k = (int)fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+			buf[k > 0 ? k : 0] = 0;
+			while (n < 256 && sscanf(buf + off, "%u%n", &c, &k) == 1) {
+				off += k;
+				if (!rec_proc_find(r, c))
+					found[n++] = c;
+			}
+		}
+		closedir(d);
+	}
+	for (i = 0; i < n; i++) {
+		struct rec_proc *p = rec_proc_get(r, found[i]);
+
+		if (p && p->ours == 1)
+			p->refresh = 1;
+	}
+}
+
+/*
+ * Re-reads the processes that asked for it (and a command's, every
+ * REC_POLL_NS). Returns how long the recorder may sleep before a refresh
+ * held back by REC_REFRESH_MIN_NS is due, in ms, at most 'max_ms': the
+ * record that asked for it will not come again to wake the recorder.
+ */
+int rec_procs_refresh(struct recorder *r, int force, int max_ms)
+{
+	uint64_t now = mono_ns(), wait_ns = (uint64_t)max_ms * 1000000ULL;
+	size_t i;
+
+	if (r->o.mode == MODE_CMD && !force &&
+	    now - r->children_ns >= REC_POLL_NS) {
+		procs_find_children(r);
+		r->children_ns = now;
+	}
+
+	for (i = 0; i < r->nr_procs; i++) {
+		struct rec_proc *p = &r->procs[i];
+
+		if (p->ours != 1 || p->gone)
+			continue;
+		if (r->o.mode == MODE_CMD && !force) {
+			uint64_t v = uwprof_pm_vsize((pid_t)p->pid);
+
+			if (v && v != p->vsize) {
+				p->vsize = v;
+				p->refresh = 1;
+			}
+		}
+		if (!p->refresh && !(r->o.mode == MODE_CMD &&
+				     now - p->last_read_ns >= REC_POLL_NS))
+			continue;
+		/*
+		 * Re-reads come at most every REC_REFRESH_MIN_NS, unless code
+		 * runs in a mapping the upload lacks: every sample until then
+		 * is cut short, and the module reports that once per page.
+		 */
+		if (!force && !p->urgent &&
+		    now - p->last_read_ns < REC_REFRESH_MIN_NS) {
+			uint64_t due = p->last_read_ns + REC_REFRESH_MIN_NS - now;
+
+			if (due < wait_ns)
+				wait_ns = due;
+			continue;
+		}
+		rec_proc_upload(r, p);
+	}
+	return (int)((wait_ns + 999999) / 1000000);
+}
+

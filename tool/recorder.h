@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The recorder's own parts, shared by the files of 'uwprof record':
+ *
+ *	record.c	options, the run loop, ring records, summary
+ *	rec_objects.c	objects: tables compiled or cached, uploaded, stored
+ *	rec_procs.c	processes: which are profiled, their mappings read,
+ *			uploaded and stored
+ *	rec_snapshots.c	walks finished from stack snapshots
+ *
+ * Not an interface of the tool: everything here belongs to one recording.
+ */
+#ifndef UWPROF_TOOL_RECORDER_H
+#define UWPROF_TOOL_RECORDER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "device.h"
+#include "procmaps.h"
+#include "profile_file.h"
+#include "ring_reader.h"
+#include "snapshot.h"
+#include "table.h"
+#include "tablecache.h"
+
+#define REC_DEFAULT_FREQ	999
+#define REC_DEFAULT_DEPTH	4096
+#define REC_REFRESH_MIN_NS	2000000ULL	/* per process, between re-reads */
+/*
+ * How often the mappings of a command's processes are re-read, and their
+ * children looked for, without an UNKNOWN_MAP or EXIT record asking for it.
+ * Those records wake the recorder at once; the poll is a safety net
+ * (records lost to a full ring). Each pass costs the profiled machine about
+ * 0.3 ms of /proc reads in the benchmark guest, hence not more often.
+ */
+#define REC_POLL_NS		200000000ULL
+/*
+ * How often a command's processes are checked for a changed size, the cheap
+ * sign of an mmap: a library dlopen() maps is then usually uploaded while
+ * the loader still relocates it, before its code runs (an UNKNOWN_MAP comes
+ * only with a sample that could not be unwound).
+ */
+#define REC_CHECK_NS		10000000ULL
+#define REC_CHECK_MS		((int)(REC_CHECK_NS / 1000000))
+
+enum rec_mode { MODE_NONE, MODE_CMD, MODE_PIDS, MODE_ALL };
+
+struct rec_opts {
+	int		mode;
+	uint32_t	freq;
+	uint32_t	depth;
+	uint32_t	ring_pages;
+	double		duration;	/* seconds, 0: until stopped */
+	int		kernel;
+	int		no_fp;
+	int		event;		/* enum uwprof_pf_event, 0: default */
+	int		quiet;
+	int		hold_exec;	/* stop the command's processes at exec */
+	uint32_t	snapshot_size;	/* stack bytes per snapshot, 0: none */
+	const char	*output;
+	const char	*cache_dir;
+	uint32_t	*pids;
+	uint32_t	nr_pids;
+	char		**cmd;
+};
+
+struct rec_obj {
+	uint64_t	id;
+	uint32_t	dev_major, dev_minor;
+	uint64_t	inode;
+	int		vdso;
+	int		no_table;
+	struct uwprof_elf_info info;
+	int		has_info;
+	char		*path;
+	struct uwprof_snap_table *tab;	/* for finishing walks, or NULL */
+};
+
+/* Uploads of a process kept to finish its samples' walks with. */
+#define REC_GENS		4
+/*
+ * Records reach the rings within microseconds of their time stamps: once
+ * a drain started this much later, every exec before that time was seen.
+ */
+#define REC_HORIZON_NS		5000000ULL
+/* Bytes of snapshot samples waiting for tables, at most. */
+#define REC_SNAPQ_MAX		(256ULL << 20)
+/* Bytes of records read out of the rings and not processed yet, at most. */
+#define REC_RING_BUFFER_MAX	(512ULL << 20)
+
+struct rec_proc {
+	uint32_t	pid;
+	int		ours;		/* 1 profiled, 0 not, -1 not decided */
+	int		refresh;	/* re-read and upload its mappings */
+	int		urgent;		/* ... at once: code runs in a mapping it lacks */
+	int		gone;
+	uint64_t	last_read_ns;
+	uint64_t	first_name_ns;	/* its earliest name record, 0: none */
+	uint32_t	execs;		/* exec records seen */
+	uint64_t	vsize;		/* size at the last check, in pages */
+	struct uwprof_map *maps;	/* as last uploaded (kept after exit) */
+	uint32_t	nr_maps;
+	/*
+	 * For finishing walks from snapshots: the last uploads, newest
+	 * first, with the times they were read, and every exec seen, which
+	 * tell which upload describes the image a sample ran in.
+	 */
+	struct rec_gen {
+		struct uwprof_map *maps;
+		uint32_t	nr_maps;
+		uint64_t	read_ns;
+	} gens[REC_GENS];
+	uint64_t	*exec_ns;
+	uint32_t	nr_execs;
+	uint64_t	gen_serial;	/* uploads kept so far */
+	/* The last MAPS record written, for children that inherit it. */
+	struct uwprof_pf_map *pf_maps;
+	uint32_t	nr_pf_maps;
+	char		comm[64];
+};
+
+/* Open-addressing set of 64-bit keys (tids seen, kernel ips hit). */
+struct u64set {
+	uint64_t	*v;		/* 0 marks a free slot; keys are never 0 */
+	size_t		cap, n;
+};
+
+struct recorder {
+	struct rec_opts	o;
+	struct uwprof_dev dev;
+	struct uwprof_rreader rr;
+	struct uwprof_pfw w;
+	struct uwprof_tcache cache;
+	uint16_t	arch;
+	uint16_t	elf_machine;
+	pid_t		self;
+	pid_t		child;
+	int		child_status;
+	int		nice0;		/* our nice value before raising it */
+	int		child_done;
+	int		sigfd;
+	int		stop;
+	int		output_failed;
+	uint64_t	t_start, t_end;
+	struct rec_obj	*objs;
+	size_t		nr_objs, cap_objs;
+	struct rec_obj	*vdso;
+	struct rec_proc	*procs;
+	size_t		nr_procs, cap_procs;
+	size_t		last_proc;
+	uint64_t	children_ns;	/* last look for a command's children */
+	struct u64set	tids;
+	struct u64set	kips;
+	/* Counters for the summary and the STATS record. */
+	uint64_t	samples, lost, filtered, unknown, exits, bad_recs;
+	uint64_t	stops[UWPROF_PF_STOP__COUNT];
+	/* Samples with snapshots: waiting, finished, written as they came. */
+	struct uwprof_snap_queue snapq;
+	uint64_t	snap_finished, snap_unfinished;
+	uint64_t	horizon_ns;	/* every exec before it was seen */
+	uint64_t	maps_uploads, objects_no_table;
+	int		warned_mem, warned_maps;
+};
+
+
+static inline uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* record.c */
+/* Notes a write error of the profile file (said once); returns 'ret'. */
+int rec_out(struct recorder *r, int ret);
+
+/* rec_objects.c */
+struct rec_obj *rec_obj_lookup(struct recorder *r,
+			       const struct uwprof_pm_entry *e);
+struct rec_obj *rec_obj_for_file(struct recorder *r, pid_t pid,
+				 const struct uwprof_pm_entry *e);
+struct rec_obj *rec_obj_for_vdso(struct recorder *r, pid_t pid,
+				 const struct uwprof_pm_entry *e);
+void rec_prewarm_cmd(struct recorder *r);
+
+/* rec_procs.c */
+struct rec_proc *rec_proc_find(struct recorder *r, uint32_t pid);
+struct rec_proc *rec_proc_get(struct recorder *r, uint32_t pid);
+int rec_maps_have(const struct uwprof_map *m, uint32_t nr, uint64_t addr);
+int rec_proc_has_addr(const struct rec_proc *p, uint64_t addr);
+int rec_proc_upload(struct recorder *r, struct rec_proc *p);
+int rec_procs_refresh(struct recorder *r, int force, int max_ms);
+
+/* rec_snapshots.c */
+void rec_sample_out(struct recorder *r, const struct uwprof_rec_sample *s);
+void rec_proc_gen_push(struct rec_proc *p, const struct uwprof_map *km,
+		       uint32_t nr, uint64_t read_ns);
+void rec_proc_exec_seen(struct rec_proc *p, uint64_t time_ns);
+void rec_snapshot_sample(struct recorder *r, const struct uwprof_rec_sample *s);
+void rec_snapshots_flush(struct recorder *r, uint32_t pid, int final);
+
+#endif /* UWPROF_TOOL_RECORDER_H */
