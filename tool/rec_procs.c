@@ -16,6 +16,22 @@
 
 #include "recorder.h"
 
+uint64_t rec_comm_at(pid_t pid, pid_t tid, char *comm, size_t len)
+{
+	char again[64];
+	uint64_t t = 0;
+	int tries;
+
+	for (tries = 0; tries < 4; tries++) {
+		uwprof_pm_comm(pid, tid, comm, len);
+		t = mono_ns();
+		uwprof_pm_comm(pid, tid, again, sizeof(again));
+		if (!strncmp(comm, again, len))
+			break;
+	}
+	return t;
+}
+
 struct rec_proc *rec_proc_find(struct recorder *r, uint32_t pid)
 {
 	size_t i;
@@ -150,8 +166,8 @@ static int proc_upload_once(struct recorder *r, struct rec_proc *p)
 	 * and the end of the upload the process may exec (and is then read
 	 * again), and its new name must not be dated before the exec.
 	 */
-	uwprof_pm_comm((pid_t)p->pid, (pid_t)p->pid, comm, sizeof(comm));
-	p->last_read_ns = mono_ns();
+	p->last_read_ns = rec_comm_at((pid_t)p->pid, (pid_t)p->pid, comm,
+				      sizeof(comm));
 	p->refresh = 0;
 	p->urgent = 0;
 	ret = uwprof_pm_read((pid_t)p->pid, &pm);

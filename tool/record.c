@@ -154,8 +154,7 @@ static void rec_thread(struct recorder *r, struct rec_proc *p, uint32_t tid)
 
 	if (set_add(&r->tids, ((uint64_t)p->pid << 32) | tid) != 1)
 		return;
-	uwprof_pm_comm((pid_t)p->pid, (pid_t)tid, comm, sizeof(comm));
-	t = mono_ns();
+	t = rec_comm_at((pid_t)p->pid, (pid_t)tid, comm, sizeof(comm));
 	if (!comm[0])
 		return;
 	rec_out(r, uwprof_pfw_thread(&r->w, t, p->pid, tid, comm));

@@ -187,6 +187,11 @@ struct rec_obj *rec_obj_for_vdso(struct recorder *r, pid_t pid,
 void rec_prewarm_cmd(struct recorder *r);
 
 /* rec_procs.c */
+/*
+ * A thread's name and a time it had it: read on both sides of the time
+ * stamp, since an exec may rename it in between (empty when gone).
+ */
+uint64_t rec_comm_at(pid_t pid, pid_t tid, char *comm, size_t len);
 struct rec_proc *rec_proc_find(struct recorder *r, uint32_t pid);
 struct rec_proc *rec_proc_get(struct recorder *r, uint32_t pid);
 int rec_maps_have(const struct uwprof_map *m, uint32_t nr, uint64_t addr);

@@ -42,6 +42,7 @@ struct tally {
 	uint64_t stops[UWPROF_STOP__COUNT];
 	uint32_t exits[2];	/* by 'exec' */
 	uint32_t exit_pid_bad;
+	uint32_t exec_comm_bad;	/* EXIT(exec) not naming the chain */
 	uint32_t printed;
 };
 
@@ -133,6 +134,8 @@ static void on_exit_rec(const struct uwprof_rec_exit *e, void *priv)
 		t->exit_pid_bad++;
 	else
 		t->exits[e->exec]++;
+	if (e->exec && strncmp(e->comm, "uwprof_chain", sizeof(e->comm)))
+		t->exec_comm_bad++;
 }
 
 FIXTURE(sampling) {
@@ -735,6 +738,7 @@ TEST_F(sampling, exit_and_exec_drop_mappings)
 	EXPECT_EQ(1, self->t.exits[1]) TH_LOG("EXIT records with exec=1");
 	EXPECT_EQ(1, self->t.exits[0]) TH_LOG("EXIT records with exec=0");
 	EXPECT_EQ(0, self->t.exit_pid_bad);
+	EXPECT_EQ(0, self->t.exec_comm_bad) TH_LOG("the exec's new name");
 	ASSERT_EQ(0, uwt_stats(self->fd, &st));
 	EXPECT_EQ(0, st.processes);
 	EXPECT_EQ(1, st.processes_dropped);
