@@ -1099,20 +1099,37 @@ static void pf_image_span(const struct uwprof_pf *pf, uint32_t pid,
 	}
 }
 
+/* The last name recorded for the thread in [lo, hi), other than 'not'. */
 static const char *pf_comm_in(const struct uwprof_pf *pf, uint32_t pid,
-			      uint32_t tid, uint64_t lo, uint64_t hi)
+			      uint32_t tid, uint64_t lo, uint64_t hi,
+			      const char *not)
 {
 	size_t i;
 
 	for (i = pf->nr_threads; i-- > 0;)
 		if (pf->threads[i].tid == tid && pf->threads[i].pid == pid &&
-		    pf->threads[i].time_ns >= lo && pf->threads[i].time_ns < hi)
+		    pf->threads[i].time_ns >= lo && pf->threads[i].time_ns < hi &&
+		    (!not || strcmp(pf->threads[i].comm, not)))
 			return pf->threads[i].comm;
 	for (i = pf->nr_maps; i-- > 0;)
 		if (pf->maps[i].pid == pid && pf->maps[i].comm &&
 		    pf->maps[i].comm[0] && pf->maps[i].time_ns >= lo &&
-		    pf->maps[i].time_ns < hi)
+		    pf->maps[i].time_ns < hi &&
+		    (!not || strcmp(pf->maps[i].comm, not)))
 			return pf->maps[i].comm;
+	return NULL;
+}
+
+/* The name the exec at 'time_ns' gave the process (recorded at that time). */
+static const char *pf_exec_comm(const struct uwprof_pf *pf, uint32_t pid,
+				uint64_t time_ns)
+{
+	size_t i;
+
+	for (i = 0; i < pf->nr_threads; i++)
+		if (pf->threads[i].pid == pid && pf->threads[i].tid == pid &&
+		    pf->threads[i].time_ns == time_ns)
+			return pf->threads[i].comm;
 	return NULL;
 }
 
@@ -1123,12 +1140,21 @@ const char *uwprof_pf_comm(const struct uwprof_pf *pf, uint32_t pid,
 	uint64_t lo, hi;
 
 	pf_image_span(pf, pid, time_ns, &lo, &hi);
-	c = pf_comm_in(pf, pid, tid, lo, hi);
+	/*
+	 * The exec renames the process a little before it is reported: a name
+	 * read from /proc in between is the next image's, so within an image
+	 * that exec'd, a name other than the one the exec gave wins.
+	 */
+	c = NULL;
+	if (hi != UINT64_MAX)
+		c = pf_comm_in(pf, pid, tid, lo, hi, pf_exec_comm(pf, pid, hi));
+	if (!c)
+		c = pf_comm_in(pf, pid, tid, lo, hi, NULL);
 	/*
 	 * No name was taken while that image ran (it exec'd again before the
 	 * recorder read it): the last one recorded, rather than none.
 	 */
-	return c ? c : pf_comm_in(pf, pid, tid, 0, UINT64_MAX);
+	return c ? c : pf_comm_in(pf, pid, tid, 0, UINT64_MAX, NULL);
 }
 
 const char *uwprof_pf_stop_name(unsigned int stop)
