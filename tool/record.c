@@ -968,6 +968,7 @@ static void upload_all(struct recorder *r)
 static int record_run(struct recorder *r)
 {
 	struct uwprof_stats st;
+	struct rec_proc *p;
 	char err[512];
 	uint32_t flags = 0;
 	uint64_t last_progress = 0, deadline = 0;
@@ -1047,7 +1048,14 @@ static int record_run(struct recorder *r)
 			code = UWPROF_REC_EXIT_ERROR;
 			goto abort;
 		}
-		rec_proc_get(r, (uint32_t)r->child);
+		/*
+		 * Until its exec the child runs this program's code: its
+		 * mappings go up now, while it waits for the go-ahead, so
+		 * those first samples unwind like any other.
+		 */
+		p = rec_proc_get(r, (uint32_t)r->child);
+		if (p)
+			rec_proc_upload(r, p);
 	}
 
 	ret = uwprof_dev_start(&r->dev, flags, r->o.freq, r->o.depth,
