@@ -6,11 +6,21 @@
 
 #include "outermost.h"
 
-/* Go functions no frame returns into; ABI0 assembly names carry ".abi0". */
+/*
+ * Go functions no frame returns into, and those that switch to the
+ * thread's system stack and call on there: their CFI describes the stack
+ * they came from, so above them lies whatever that stack last held, not
+ * their callers (Go's own tracebacks stop at them too). Sampled before the
+ * switch, such a walk ends one frame early: short, never wrong. ABI0
+ * assembly names carry ".abi0".
+ */
 static const char *const go_outermost[] = {
 	"runtime.goexit", "runtime.goexit.abi0",
 	"runtime.mstart", "runtime.mstart.abi0",
 	"runtime.rt0_go", "runtime.rt0_go.abi0",
+	"runtime.systemstack", "runtime.systemstack.abi0",
+	"runtime.mcall", "runtime.mcall.abi0",
+	"runtime.morestack", "runtime.morestack.abi0",
 };
 
 static int is_outermost(const char *name)
