@@ -10,8 +10,13 @@
 
 #include "ring_reader.h"
 
-/* How often the thread looks at the rings when no wakeup comes. */
-#define RR_POLL_MS	10
+/*
+ * How often the thread looks at the rings when no wakeup comes: the module
+ * wakes it at once for the records the recorder must act on (EXIT, the
+ * UNKNOWN_MAP of an uploaded process) and when a ring is a quarter full,
+ * so this only bounds how stale samples get on a quiet machine.
+ */
+#define RR_POLL_MS	100
 
 struct uwprof_rr_rec {
 	struct uwprof_rr_rec	*next;
