@@ -110,18 +110,17 @@ void rec_proc_exec_seen(struct rec_proc *p, uint64_t time_ns)
 }
 
 /* Resumes the walk of 's' over its snapshot with these mappings. */
-static struct uwprof_rec_sample *rec_finish(struct recorder *r, uint32_t pid,
+static struct uwprof_rec_sample *rec_finish(struct recorder *r,
+					    const struct rec_proc *p,
 					    const struct uwprof_map *km,
 					    uint32_t nr,
 					    const struct uwprof_rec_sample *s)
 {
-	struct rec_code code = { .pid = (pid_t)pid, .maps = km, .nr_maps = nr };
+	struct rec_code code = { .pid = (pid_t)p->pid, .maps = km, .nr_maps = nr };
 	struct uwprof_snap_req req = {
 		.nr_maps = nr,
 		.max_depth = r->o.depth,
 		.no_fp = r->o.no_fp,
-		.read_code = rec_read_code,
-		.read_code_arg = &code,
 	};
 	struct uwprof_unwind_map *um = calloc(nr ? nr : 1, sizeof(*um));
 	struct uwprof_rec_sample *out;
@@ -129,6 +128,14 @@ static struct uwprof_rec_sample *rec_finish(struct recorder *r, uint32_t pid,
 
 	if (!um)
 		return NULL;
+	/*
+	 * The code the core inspects at a pc is read from the live process,
+	 * only while it still runs the image the sample was taken in.
+	 */
+	if (!p->gone && proc_same_image(p, s->time_ns, mono_ns())) {
+		req.read_code = rec_read_code;
+		req.read_code_arg = &code;
+	}
 	for (i = 0; i < nr; i++) {
 		const struct rec_obj *o = km[i].object_id ?
 					  &r->objs[km[i].object_id - 1] : NULL;
@@ -172,7 +179,7 @@ static int rec_snapshot_out(struct recorder *r, const struct uwprof_rec_sample *
 	if (g && !final && *tag == p->gen_serial)
 		return 1;
 	if (g)
-		out = rec_finish(r, s->pid, g->maps, g->nr_maps, s);
+		out = rec_finish(r, p, g->maps, g->nr_maps, s);
 	if (out && !final &&
 	    (out->flags & UWPROF_SAMPLE_STOP_MASK) == UWPROF_STOP_NO_MAP) {
 		*tag = p->gen_serial;
