@@ -862,12 +862,13 @@ static void read_signals(struct recorder *r)
 /* Polls the device and the signals for up to 'ms'. */
 static void wait_events(struct recorder *r, int ms)
 {
-	struct pollfd p[2] = {
-		{ .fd = uwprof_rreader_fd(&r->rr), .events = POLLIN },
+	struct pollfd p[3] = {
 		{ .fd = r->sigfd, .events = POLLIN },
+		{ .fd = r->dev.fd, .events = POLLIN },
+		{ .fd = uwprof_rreader_fd(&r->rr), .events = POLLIN },
 	};
 
-	if (poll(p, 2, ms) > 0 && (p[1].revents & POLLIN))
+	if (poll(p, 3, ms) > 0 && (p[0].revents & POLLIN))
 		read_signals(r);
 }
 

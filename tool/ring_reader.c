@@ -62,7 +62,11 @@ static void rr_drain(struct uwprof_rreader *rr)
 	pthread_mutex_unlock(&rr->lock);
 	if (bytes >= rr->max_bytes)
 		return;
+	/* The recorder is reading them itself: nothing to keep. */
+	if (pthread_mutex_trylock(&rr->drain_lock))
+		return;
 	ret = uwprof_dev_drain(rr->dev, rr_copy, &b);
+	pthread_mutex_unlock(&rr->drain_lock);
 	pthread_mutex_lock(&rr->lock);
 	if (ret == -EPROTO)
 		rr->bad++;
@@ -85,7 +89,6 @@ static void *rr_main(void *arg)
 		uwprof_dev_wait(rr->dev, RR_POLL_MS);
 		rr_drain(rr);
 	}
-	rr_drain(rr);
 	return NULL;
 }
 
@@ -105,10 +108,17 @@ int uwprof_rreader_start(struct uwprof_rreader *rr, struct uwprof_dev *d,
 		close(rr->efd);
 		return -ret;
 	}
+	ret = pthread_mutex_init(&rr->drain_lock, NULL);
+	if (ret) {
+		pthread_mutex_destroy(&rr->lock);
+		close(rr->efd);
+		return -ret;
+	}
 	rr->dev = d;
 	ret = pthread_create(&rr->thread, NULL, rr_main, rr);
 	if (ret) {
 		rr->dev = NULL;
+		pthread_mutex_destroy(&rr->drain_lock);
 		pthread_mutex_destroy(&rr->lock);
 		close(rr->efd);
 		return -ret;
@@ -132,6 +142,7 @@ void uwprof_rreader_take(struct uwprof_rreader *rr, uwprof_dev_rec_fn fn,
 		return;
 	if (read(rr->efd, &cnt, sizeof(cnt)) < 0)
 		cnt = 0;	/* nothing signalled: the list may still hold some */
+	pthread_mutex_lock(&rr->drain_lock);
 	pthread_mutex_lock(&rr->lock);
 	n = rr->head;
 	rr->head = NULL;
@@ -143,6 +154,12 @@ void uwprof_rreader_take(struct uwprof_rreader *rr, uwprof_dev_rec_fn fn,
 		fn((const struct uwprof_rec_hdr *)n->data, n->ring, priv);
 		free(n);
 	}
+	if (uwprof_dev_drain(rr->dev, fn, priv) == -EPROTO) {
+		pthread_mutex_lock(&rr->lock);
+		rr->bad++;
+		pthread_mutex_unlock(&rr->lock);
+	}
+	pthread_mutex_unlock(&rr->drain_lock);
 }
 
 void uwprof_rreader_finish(struct uwprof_rreader *rr)
@@ -167,6 +184,7 @@ void uwprof_rreader_free(struct uwprof_rreader *rr)
 	}
 	rr->head = NULL;
 	close(rr->efd);
+	pthread_mutex_destroy(&rr->drain_lock);
 	pthread_mutex_destroy(&rr->lock);
 	rr->dev = NULL;
 }

@@ -3,11 +3,12 @@
  * Keeps the rings drained while the recorder is busy: compiling a large
  * object's table takes seconds, and samples of code whose table is not
  * uploaded yet carry kilobytes of stack each, so a ring read only between
- * compiles overflows. A thread copies the records out as the rings fill,
- * into memory bounded by max_bytes, and the recorder takes them, in each
- * ring's order, when it is free. Past the bound the thread stops reading
- * and the module counts what the rings cannot hold as lost, exactly as it
- * would without the thread.
+ * compiles overflows. The recorder reads the rings itself whenever it is
+ * free; while it is not, a thread copies the records out as the rings
+ * fill, into memory bounded by max_bytes, and the recorder takes those
+ * first, so each ring's order is kept. Past the bound the thread stops
+ * reading and the module counts what the rings cannot hold as lost,
+ * exactly as it would without the thread.
  */
 #ifndef UWPROF_TOOL_RING_READER_H
 #define UWPROF_TOOL_RING_READER_H
@@ -24,6 +25,8 @@ struct uwprof_rreader {
 	struct uwprof_dev	*dev;	/* NULL: not started */
 	pthread_t		thread;
 	pthread_mutex_t		lock;	/* covers the list, bytes, bad */
+	/* Held by whoever reads the rings (and the device's buffer). */
+	pthread_mutex_t		drain_lock;
 	struct uwprof_rr_rec	*head, **tailp;
 	size_t			bytes, max_bytes;
 	/* Read after uwprof_rreader_finish(): */
@@ -44,7 +47,10 @@ int uwprof_rreader_start(struct uwprof_rreader *rr, struct uwprof_dev *d,
 /* A descriptor that polls readable while records wait to be taken. */
 int uwprof_rreader_fd(const struct uwprof_rreader *rr);
 
-/* Hands every record copied so far to 'fn', in order, and frees them. */
+/*
+ * Hands every record the thread copied, then every record still in the
+ * rings, to 'fn', in order; the thread waits meanwhile.
+ */
 void uwprof_rreader_take(struct uwprof_rreader *rr, uwprof_dev_rec_fn fn,
 			 void *priv);
 
