@@ -149,6 +149,15 @@ static const unsigned long fuzz_cmds[] = {
 	UWPROF_IOC_STOP, UWPROF_IOC_STATS, UWPROF_IOC_RING_INFO,
 };
 
+static bool is_start_or_stop(unsigned long cmd)
+{
+	const unsigned long mask = ~((unsigned long)_IOC_SIZEMASK << _IOC_SIZESHIFT);
+
+	cmd &= 0xffffffffUL;
+	return (cmd & mask) == (UWPROF_IOC_START & mask) ||
+	       (cmd & mask) == (UWPROF_IOC_STOP & mask);
+}
+
 /* Every errno the uapi header documents; anything else is a finding. */
 static bool errno_documented(int e)
 {
@@ -423,7 +432,12 @@ static void fuzz_one(int fd, bool sampler, struct fuzz_thread *t, uint64_t *st,
 			cmd = _IOC(rnd_below(st, 4), rnd_below(st, 4) ? UWPROF_IOC_MAGIC :
 				   rnd_below(st, 256), rnd_below(st, 16),
 				   rnd_below(st, 1 << 14));
-		if (sampler && (cmd == UWPROF_IOC_START || cmd == UWPROF_IOC_STOP))
+		/*
+		 * The module reads a command by type, number and direction
+		 * (not size): whatever names START or STOP that way would
+		 * end the shared sampler's run.
+		 */
+		if (sampler && is_start_or_stop(cmd))
 			cmd = UWPROF_IOC_STATS;
 		err = ioctl(fd, cmd, rnd_below(st, 8) ? (void *)buf :
 			    (void *)(uintptr_t)bad_ptr(st)) ? errno : 0;
