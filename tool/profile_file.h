@@ -376,6 +376,9 @@ const char *uwprof_pf_comm(const struct uwprof_pf *pf, uint32_t pid,
  * The name of a stop reason (enum uwprof_stop: how a sample's stack
  * ended) as every output prints it: "complete", "fp-chain-end",
  * "max-depth", ...; "unknown" for a value this tool does not know.
+ * The only table of these names: every command's output uses it, uwprof(1)
+ * documents it, and python/test_reader_abi.py holds the Python reader's
+ * copy to it.
  */
 const char *uwprof_pf_stop_name(unsigned int stop);
 
