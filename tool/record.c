@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exit_status.h"
 #include "record.h"
 #include "recorder.h"
 
@@ -605,12 +606,12 @@ static int parse_opts(struct rec_opts *o, int argc, char **argv)
 static int exit_for_errno(int e)
 {
 	if (e == -ENOENT || e == -ENXIO || e == -ENODEV)
-		return UWPROF_REC_EXIT_NO_MODULE;
+		return UWPROF_EX_NO_MODULE;
 	if (e == -EPERM || e == -EACCES)
-		return UWPROF_REC_EXIT_PERM;
+		return UWPROF_EX_PERM;
 	if (e == -EBUSY)
-		return UWPROF_REC_EXIT_BUSY;
-	return UWPROF_REC_EXIT_ERROR;
+		return UWPROF_EX_BUSY;
+	return UWPROF_EX_ERROR;
 }
 
 static char *join_argv(char **argv)
@@ -918,24 +919,24 @@ static int upload_pids(struct recorder *r)
 			fprintf(stderr,
 				"uwprof record: process %u: no such process\n",
 				r->o.pids[i]);
-			return UWPROF_REC_EXIT_TARGET;
+			return UWPROF_EX_TARGET;
 		}
 		p = rec_proc_get(r, r->o.pids[i]);
 		if (!p)
-			return UWPROF_REC_EXIT_ERROR;
+			return UWPROF_EX_ERROR;
 		ret = rec_proc_upload(r, p);
 		if (ret == -ESRCH) {
 			fprintf(stderr,
 				"uwprof record: process %u: no such process (its maps vanished)\n",
 				r->o.pids[i]);
-			return UWPROF_REC_EXIT_TARGET;
+			return UWPROF_EX_TARGET;
 		}
 		if (ret) {
 			fprintf(stderr,
 				"uwprof record: process %u: reading its mappings: %s\n",
 				r->o.pids[i], strerror(-ret));
 			return ret == -EACCES || ret == -EPERM ?
-			       UWPROF_REC_EXIT_PERM : UWPROF_REC_EXIT_ERROR;
+			       UWPROF_EX_PERM : UWPROF_EX_ERROR;
 		}
 	}
 	return 0;
@@ -984,7 +985,7 @@ static int record_run(struct recorder *r)
 	ret = setup_signals(r);
 	if (ret) {
 		fprintf(stderr, "uwprof record: signals: %s\n", strerror(-ret));
-		return UWPROF_REC_EXIT_ERROR;
+		return UWPROF_EX_ERROR;
 	}
 	ret = uwprof_dev_open(&r->dev, err, sizeof(err));
 	if (ret) {
@@ -996,7 +997,7 @@ static int record_run(struct recorder *r)
 	if (r->o.kernel && !(r->dev.ver.caps & UWPROF_CAP_KERNEL_STACK)) {
 		fprintf(stderr,
 			"uwprof record: --kernel: this user may not see kernel addresses (needs CAP_PERFMON or root)\n");
-		return UWPROF_REC_EXIT_PERM;
+		return UWPROF_EX_PERM;
 	}
 	if (!r->o.event)
 		r->o.event = (r->dev.ver.caps & UWPROF_CAP_HW_CYCLES) ?
@@ -1005,7 +1006,7 @@ static int record_run(struct recorder *r)
 	    !(r->dev.ver.caps & UWPROF_CAP_HW_CYCLES)) {
 		fprintf(stderr,
 			"uwprof record: -e cycles: no hardware cycles event on this machine (use -e cpu-clock)\n");
-		return UWPROF_REC_EXIT_ERROR;
+		return UWPROF_EX_ERROR;
 	}
 	flags |= r->o.event == UWPROF_PF_EV_CYCLES ? UWPROF_START_CYCLES :
 						     UWPROF_START_CPU_CLOCK;
@@ -1031,7 +1032,7 @@ static int record_run(struct recorder *r)
 
 	if (open_output(r, flags)) {
 		uwprof_pfw_abort(&r->w);
-		return UWPROF_REC_EXIT_OUTPUT;
+		return UWPROF_EX_OUTPUT;
 	}
 	if (r->o.mode == MODE_PIDS) {
 		code = upload_pids(r);
@@ -1046,7 +1047,7 @@ static int record_run(struct recorder *r)
 		ret = spawn_cmd(r, &go_w, &err_r);
 		if (ret) {
 			fprintf(stderr, "uwprof record: fork: %s\n", strerror(-ret));
-			code = UWPROF_REC_EXIT_ERROR;
+			code = UWPROF_EX_ERROR;
 			goto abort;
 		}
 		/*
@@ -1080,7 +1081,7 @@ static int record_run(struct recorder *r)
 		fprintf(stderr, "uwprof record: reading the rings: %s\n",
 			strerror(-ret));
 		uwprof_dev_stop(&r->dev);
-		code = UWPROF_REC_EXIT_ERROR;
+		code = UWPROF_EX_ERROR;
 		goto abort;
 	}
 	r->t_start = mono_ns();
@@ -1102,7 +1103,7 @@ static int record_run(struct recorder *r)
 			fprintf(stderr, "uwprof record: cannot run '%s': %s\n",
 				r->o.cmd[0], strerror(e));
 			uwprof_dev_stop(&r->dev);
-			code = UWPROF_REC_EXIT_TARGET;
+			code = UWPROF_EX_TARGET;
 			goto abort;
 		}
 	}
@@ -1165,7 +1166,7 @@ static int record_run(struct recorder *r)
 		/* An earlier write failure was already reported. */
 		if (!r->output_failed)
 			fprintf(stderr, "uwprof record: %s\n", r->w.err);
-		return UWPROF_REC_EXIT_OUTPUT;
+		return UWPROF_EX_OUTPUT;
 	}
 	if (!r->o.quiet)
 		summary(r, &st);
@@ -1177,7 +1178,7 @@ static int record_run(struct recorder *r)
 			fprintf(stderr, "uwprof: command killed by signal %d\n",
 				WTERMSIG(r->child_status));
 	}
-	return r->output_failed ? UWPROF_REC_EXIT_OUTPUT : UWPROF_REC_EXIT_OK;
+	return r->output_failed ? UWPROF_EX_OUTPUT : UWPROF_EX_OK;
 
 abort:
 	if (go_w >= 0)
@@ -1199,7 +1200,7 @@ int uwprof_cmd_record(int argc, char **argv)
 
 	if (!r) {
 		fprintf(stderr, "uwprof record: out of memory\n");
-		return UWPROF_REC_EXIT_ERROR;
+		return UWPROF_EX_ERROR;
 	}
 	r->sigfd = -1;
 	r->dev.fd = -1;
@@ -1216,7 +1217,7 @@ int uwprof_cmd_record(int argc, char **argv)
 			fprintf(stderr, "(see 'uwprof record --help')\n");
 		free(r->o.pids);
 		free(r);
-		return ret > 0 ? UWPROF_REC_EXIT_OK : UWPROF_REC_EXIT_USAGE;
+		return ret > 0 ? UWPROF_EX_OK : UWPROF_EX_USAGE;
 	}
 	ret = record_run(r);
 	rec_free(r);

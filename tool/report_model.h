@@ -21,11 +21,6 @@
 struct uwprof_pf;
 struct uwprof_syms;
 
-/* Exit codes of report and script (documented in uwprof(1)). */
-#define UWPROF_REP_EXIT_OK	0
-#define UWPROF_REP_EXIT_ERROR	1	/* bad/corrupt input, output I/O */
-#define UWPROF_REP_EXIT_USAGE	2	/* bad command line */
-
 /* A mapping, for pprof's mapping table. */
 struct uwprof_rep_map {
 	uint64_t	start;
