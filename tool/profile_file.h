@@ -67,6 +67,8 @@
 
 #include <linux/uwprof.h>
 
+#include "atomic_file.h"
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the uwprof profile file is read and written on little-endian hosts only"
 #endif
@@ -393,9 +395,7 @@ const struct uwprof_pf_ksym *uwprof_pf_ksym_find(const struct uwprof_pf *pf,
  * ------------------------------------------------------------------- */
 
 struct uwprof_pfw {
-	char		*path;		/* final name */
-	char		*tmp;		/* temporary name, same directory */
-	int		fd;
+	struct uwprof_afile out;	/* temporary file, renamed at commit */
 	int		error;		/* first negative errno, sticky */
 	uint8_t		*buf;
 	size_t		len;
