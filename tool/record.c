@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "exit_status.h"
+#include "kallsyms.h"
 #include "record.h"
 #include "recorder.h"
 
@@ -330,14 +331,19 @@ static void rec_drain(struct recorder *r)
 
 struct ksym_ent {
 	uint64_t	addr;
-	char		*name;
+	char		*name;		/* "name" or "name [module]" */
+	size_t		name_len;	/* of the name alone */
 };
 
+/* By address; among aliases the one the report shows first. */
 static int ksym_cmp(const void *a, const void *b)
 {
 	const struct ksym_ent *x = a, *y = b;
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return uwprof_kallsyms_alias_cmp(x->name, x->name_len, y->name,
+					 y->name_len);
 }
 
 static int u64_cmp(const void *a, const void *b)
@@ -352,26 +358,16 @@ static void rec_ksyms(struct recorder *r)
 {
 	struct ksym_ent *v = NULL;
 	struct uwprof_pf_ksym *out = NULL;
-	size_t n = 0, cap = 0, nips = 0, nout = 0, i, j;
+	size_t n = 0, cap = 0, nips = 0, nout = 0, i, j, first, len, pos = 0;
+	struct uwprof_kallsym k;
 	uint64_t *ips = NULL;
-	char line[512];
-	FILE *f;
+	char *text;
+	int ret;
 
-	if (!r->kips.n)
+	if (!r->kips.n || uwprof_kallsyms_read(&text, &len))
 		return;
-	f = fopen("/proc/kallsyms", "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long a;
-		char type, name[256], mod[128];
-		int k;
-
-		mod[0] = 0;
-		k = sscanf(line, "%llx %c %255s %127s", &a, &type, name, mod);
-		if (k < 3 || !a)
-			continue;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+	while (uwprof_kallsyms_next(text, len, &pos, &k)) {
+		if (!k.addr)
 			continue;
 		if (n == cap) {
 			struct ksym_ent *nv;
@@ -382,12 +378,15 @@ static void rec_ksyms(struct recorder *r)
 				goto out;
 			v = nv;
 		}
-		v[n].addr = a;
-		if (k == 4)
-			k = asprintf(&v[n].name, "%s %s", name, mod);
+		v[n].addr = k.addr;
+		v[n].name_len = k.name_len;
+		if (k.mod)
+			ret = asprintf(&v[n].name, "%.*s [%.*s]", (int)k.name_len,
+				       k.name, (int)k.mod_len, k.mod);
 		else
-			k = asprintf(&v[n].name, "%s", name);
-		if (k < 0)
+			ret = asprintf(&v[n].name, "%.*s", (int)k.name_len,
+				       k.name);
+		if (ret < 0)
 			goto out;
 		n++;
 	}
@@ -407,20 +406,23 @@ static void rec_ksyms(struct recorder *r)
 			ips[nips++] = r->kips.v[i];
 	qsort(ips, nips, sizeof(*ips), u64_cmp);
 	for (i = 0, j = 0; i < nips; i++) {
+		/* j: the last entry at or below the ip, so j + 1 starts the next */
 		while (j + 1 < n && v[j + 1].addr <= ips[i])
 			j++;
 		if (v[j].addr > ips[i])
 			continue;
 		if (nout && out[nout - 1].addr == v[j].addr)
 			continue;
+		for (first = j; first && v[first - 1].addr == v[j].addr; first--)
+			;
 		out[nout].addr = v[j].addr;
 		out[nout].size = j + 1 < n ? v[j + 1].addr - v[j].addr : 0;
-		out[nout].name = v[j].name;
+		out[nout].name = v[first].name;
 		nout++;
 	}
 	rec_out(r, uwprof_pfw_ksyms(&r->w, out, nout));
 out:
-	fclose(f);
+	free(text);
 	for (i = 0; i < n; i++)
 		free(v[i].name);
 	free(v);

@@ -16,6 +16,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "kallsyms.h"
 #include "profile_file.h"
 #include "report_model.h"
 #include "symbols.h"
@@ -358,30 +359,14 @@ static long frame_get(struct uwprof_rep *r, const struct uwprof_pf_maps *maps,
 /* /proc/kallsyms, when this host lets us read real addresses. */
 static void load_proc_kallsyms(struct uwprof_rep *r)
 {
-	FILE *f = fopen("/proc/kallsyms", "re");
-	size_t len = 0, cap = 0, n;
-	char *buf = NULL, *nb;
+	size_t len;
+	char *buf;
 
-	if (!f)
+	if (uwprof_kallsyms_read(&buf, &len))
 		return;
-	for (;;) {
-		if (cap - len < 65536) {
-			cap = cap ? cap * 2 : 1 << 20;
-			nb = realloc(buf, cap);
-			if (!nb)
-				goto out;
-			buf = nb;
-		}
-		n = fread(buf + len, 1, cap - len, f);
-		if (!n)
-			break;
-		len += n;
-	}
-	if (!ferror(f) && uwprof_syms_kernel_load(r->syms, buf, len) > 0)
+	if (uwprof_syms_kernel_load(r->syms, buf, len) > 0)
 		r->have_ksyms = 2;
-out:
 	free(buf);
-	fclose(f);
 }
 
 /*
