@@ -62,15 +62,24 @@ START_KERNEL_STACK = 1 << 1
 START_CPU_CLOCK = 1 << 2
 START_CYCLES = 1 << 3
 START_NO_FP_FALLBACK = 1 << 4
+START_HOLD_EXEC = 1 << 5
+START_SNAPSHOT = 1 << 6
 MAP_NO_TABLE = 1 << 0
+CAP_HW_CYCLES = 1 << 0
+CAP_KERNEL_STACK = 1 << 1
+CAP_SNAPSHOT = 1 << 2
 
-REC_SAMPLE, REC_LOST, REC_UNKNOWN_MAP, REC_EXIT = 1, 2, 3, 4
+REC_SAMPLE, REC_LOST, REC_UNKNOWN_MAP, REC_EXIT, REC_FORK = 1, 2, 3, 4, 5
 SAMPLE_STOP_MASK = 0xff
 SAMPLE_FP_USED = 1 << 8
 SAMPLE_IN_KERNEL = 1 << 9
 SAMPLE_SNAPSHOT = 1 << 10
-STOP_NAMES = ('ok', 'fp_end', 'depth', 'no_map', 'no_row', 'unsupported',
-              'read', 'bad_sp', 'bad_pc', 'no_process')
+# By enum uwprof_stop value: the names of uwprof(1) STOP REASONS, which
+# the tool prints too.
+STOP_NAMES = ('complete', 'fp-chain-end', 'max-depth', 'no-mapping',
+              'no-table-row', 'unsupported-rule', 'stack-unreadable', 'bad-sp',
+              'bad-pc', 'process-not-uploaded-yet')
+STOP__COUNT = len(STOP_NAMES)
 MAX_DEPTH = 8192
 
 
@@ -125,7 +134,7 @@ _STATS_FIELDS = ['samples', 'frames', 'lost', 'skipped_kthread',
 class _Stats(ctypes.Structure):
     _fields_ = ([('size', ctypes.c_uint32), ('reserved0', ctypes.c_uint32)] +
                 [(f, ctypes.c_uint64) for f in _STATS_FIELDS] +
-                [('stop', ctypes.c_uint64 * 10),
+                [('stop', ctypes.c_uint64 * STOP__COUNT),
                  ('unwind_ns_hist', ctypes.c_uint64 * 16),
                  ('tables', ctypes.c_uint64), ('table_bytes', ctypes.c_uint64),
                  ('processes', ctypes.c_uint64),
@@ -173,7 +182,8 @@ _CTL_HEAD, _CTL_LOST = 24, 32
 _HDR = struct.Struct('<II')
 _SAMPLE = struct.Struct('<IIQIIIIHHIQ')        # 48 bytes, then ips
 _UNKNOWN = struct.Struct('<IIQIIQ')
-_EXIT = struct.Struct('<IIQII')
+_EXIT = struct.Struct('<IIQII')                # then comm[16]
+_FORK = struct.Struct('<IIQII')
 _LOST = struct.Struct('<IIQ')
 
 
@@ -240,6 +250,7 @@ class Session:
         self.lost = 0
         self.unknown = []       # (pid, tid, addr) of UNKNOWN_MAP records
         self.exits = []         # (pid, exec) of EXIT records
+        self.forks = []         # (pid, ppid) of FORK records
         self._maps = {}
         v = self.version()
         if v['abi_version'] != ABI_VERSION:
@@ -407,6 +418,9 @@ class Session:
         elif rtype == REC_EXIT:
             _, _, _, pid, ex = _EXIT.unpack_from(b)
             self.exits.append((pid, ex))
+        elif rtype == REC_FORK:
+            _, _, _, pid, ppid = _FORK.unpack_from(b)
+            self.forks.append((pid, ppid))
         return None
 
     def poll(self, timeout=0.25):
@@ -419,8 +433,8 @@ class Session:
         """Starts sampling (unless start=False) and yields Sample objects
         as they arrive, until 'duration' seconds passed (forever when None)
         or the generator is closed; then stops and yields what is left.
-        LOST, UNKNOWN_MAP and EXIT records update self.lost, self.unknown
-        and self.exits."""
+        LOST, UNKNOWN_MAP, EXIT and FORK records update self.lost,
+        self.unknown, self.exits and self.forks."""
         if start:
             self.start(pids=pids, **start_args)
         end = None if duration is None else time.monotonic() + duration

@@ -7,7 +7,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "profile_file.h"
 
 _Static_assert(sizeof(struct uwprof_pf_file_hdr) == 16, "file header");
@@ -56,16 +56,16 @@ static int pfw_flush(struct uwprof_pfw *w)
 	if (w->error)
 		return w->error;
 	while (off < w->len) {
-		n = write(w->fd, w->buf + off, w->len - off);
+		n = write(w->out.fd, w->buf + off, w->len - off);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return pfw_fail(w, -errno, "%s: writing: %s", w->tmp,
+			return pfw_fail(w, -errno, "%s: writing: %s", w->out.tmp,
 					strerror(errno));
 		}
 		if (n == 0)
 			return pfw_fail(w, -EIO, "%s: writing: no progress",
-					w->tmp);
+					w->out.tmp);
 		off += (size_t)n;
 	}
 	w->written += w->len;
@@ -92,7 +92,7 @@ static int pfw_reserve(struct uwprof_pfw *w, size_t n)
 		cap *= 2;
 	nb = realloc(w->buf, cap);
 	if (!nb)
-		return pfw_fail(w, -ENOMEM, "%s: out of memory", w->path);
+		return pfw_fail(w, -ENOMEM, "%s: out of memory", w->out.path);
 	w->buf = nb;
 	w->cap = cap;
 	return 0;
@@ -138,7 +138,7 @@ static long pfw_begin(struct uwprof_pfw *w, uint32_t type, size_t payload)
 	long start;
 
 	if (total > PF_REC_MAX) {
-		pfw_fail(w, -E2BIG, "%s: record of %zu bytes too large", w->path,
+		pfw_fail(w, -E2BIG, "%s: record of %zu bytes too large", w->out.path,
 			 total);
 		return -1;
 	}
@@ -164,36 +164,17 @@ int uwprof_pfw_open(struct uwprof_pfw *w, const char *path,
 {
 	struct uwprof_pf_file_hdr fh = { .version = UWPROF_PF_VERSION,
 					 .hdr_size = sizeof(fh) };
-	char *dup, *dir;
 	long start;
+	int ret;
 
 	memset(w, 0, sizeof(*w));
-	w->fd = -1;
-	w->path = strdup(path);
-	dup = strdup(path);
-	if (!w->path || !dup) {
-		free(dup);
-		return pfw_fail(w, -ENOMEM, "%s: out of memory", path);
-	}
-	dir = dirname(dup);
-	if (asprintf(&w->tmp, "%s/.%s.XXXXXX", dir, basename(w->path)) < 0) {
-		w->tmp = NULL;
-		free(dup);
-		return pfw_fail(w, -ENOMEM, "%s: out of memory", path);
-	}
-	free(dup);
-	w->fd = mkostemp(w->tmp, O_CLOEXEC);
-	if (w->fd < 0) {
-		int e = errno;
-
-		free(w->tmp);
-		w->tmp = NULL;
-		return pfw_fail(w, -e, "%s: cannot create a file in its directory: %s",
-				path, strerror(e));
-	}
-	/* mkostemp makes it 0600; a profile is shared like perf.data. */
-	if (fchmod(w->fd, 0644))
-		return pfw_fail(w, -errno, "%s: %s", w->tmp, strerror(errno));
+	/* Readable by others like perf.data, unless the umask says not. */
+	ret = uwprof_afile_open(&w->out, path, 0644);
+	if (ret == -ENOMEM)
+		return pfw_fail(w, ret, "%s: out of memory", path);
+	if (ret)
+		return pfw_fail(w, ret, "%s: cannot create a file in its directory: %s",
+				path, strerror(-ret));
 
 	memcpy(fh.magic, UWPROF_PF_MAGIC, sizeof(fh.magic));
 	if (pfw_reserve(w, sizeof(fh)))
@@ -348,38 +329,14 @@ int uwprof_pfw_stats(struct uwprof_pfw *w, const struct uwprof_pf_stats *st)
 
 static void pfw_free(struct uwprof_pfw *w)
 {
-	if (w->fd >= 0)
-		close(w->fd);
-	w->fd = -1;
 	free(w->buf);
-	free(w->tmp);
-	free(w->path);
 	w->buf = NULL;
-	w->tmp = NULL;
-	w->path = NULL;
 }
 
 void uwprof_pfw_abort(struct uwprof_pfw *w)
 {
-	if (w->tmp)
-		unlink(w->tmp);
+	uwprof_afile_abort(&w->out);
 	pfw_free(w);
-}
-
-static void pfw_sync_dir(const char *path)
-{
-	char *dup = strdup(path);
-	int fd;
-
-	if (!dup)
-		return;
-	fd = open(dirname(dup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(dup);
-	if (fd >= 0) {
-		/* Best effort: the rename is already visible to readers. */
-		(void)fsync(fd);
-		close(fd);
-	}
 }
 
 int uwprof_pfw_commit(struct uwprof_pfw *w)
@@ -391,23 +348,20 @@ int uwprof_pfw_commit(struct uwprof_pfw *w)
 	if (start >= 0)
 		pfw_end(w, start);
 	pfw_flush(w);
-	if (!w->error && fsync(w->fd))
-		pfw_fail(w, -errno, "%s: fsync: %s", w->tmp, strerror(errno));
-	if (!w->error && close(w->fd))
-		pfw_fail(w, -errno, "%s: close: %s", w->tmp, strerror(errno));
-	w->fd = -1;
-	if (!w->error && rename(w->tmp, w->path))
-		pfw_fail(w, -errno, "%s: rename from %s: %s", w->path, w->tmp,
-			 strerror(errno));
-	ret = w->error;
-	if (ret) {
-		if (w->tmp)
-			unlink(w->tmp);
+	if (w->error) {
+		uwprof_afile_abort(&w->out);
 	} else {
-		pfw_sync_dir(w->path);
+		/* The final name for the message: the commit releases it. */
+		char *path = strdup(w->out.path);
+
+		ret = uwprof_afile_commit(&w->out);
+		if (ret)
+			pfw_fail(w, ret, "%s: %s", path ? path : "profile",
+				 strerror(-ret));
+		free(path);
 	}
 	pfw_free(w);
-	return ret;
+	return w->error;
 }
 
 /* ---------------------------------------------------------------- reader */

@@ -67,6 +67,8 @@
 
 #include <linux/uwprof.h>
 
+#include "atomic_file.h"
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the uwprof profile file is read and written on little-endian hosts only"
 #endif
@@ -376,6 +378,9 @@ const char *uwprof_pf_comm(const struct uwprof_pf *pf, uint32_t pid,
  * The name of a stop reason (enum uwprof_stop: how a sample's stack
  * ended) as every output prints it: "complete", "fp-chain-end",
  * "max-depth", ...; "unknown" for a value this tool does not know.
+ * The only table of these names: every command's output uses it, uwprof(1)
+ * documents it, and python/test_reader_abi.py holds the Python reader's
+ * copy to it.
  */
 const char *uwprof_pf_stop_name(unsigned int stop);
 
@@ -390,9 +395,7 @@ const struct uwprof_pf_ksym *uwprof_pf_ksym_find(const struct uwprof_pf *pf,
  * ------------------------------------------------------------------- */
 
 struct uwprof_pfw {
-	char		*path;		/* final name */
-	char		*tmp;		/* temporary name, same directory */
-	int		fd;
+	struct uwprof_afile out;	/* temporary file, renamed at commit */
 	int		error;		/* first negative errno, sticky */
 	uint8_t		*buf;
 	size_t		len;

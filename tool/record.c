@@ -40,6 +40,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exit_status.h"
+#include "kallsyms.h"
 #include "record.h"
 #include "recorder.h"
 
@@ -329,14 +331,19 @@ static void rec_drain(struct recorder *r)
 
 struct ksym_ent {
 	uint64_t	addr;
-	char		*name;
+	char		*name;		/* "name" or "name [module]" */
+	size_t		name_len;	/* of the name alone */
 };
 
+/* By address; among aliases the one the report shows first. */
 static int ksym_cmp(const void *a, const void *b)
 {
 	const struct ksym_ent *x = a, *y = b;
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return uwprof_kallsyms_alias_cmp(x->name, x->name_len, y->name,
+					 y->name_len);
 }
 
 static int u64_cmp(const void *a, const void *b)
@@ -351,26 +358,16 @@ static void rec_ksyms(struct recorder *r)
 {
 	struct ksym_ent *v = NULL;
 	struct uwprof_pf_ksym *out = NULL;
-	size_t n = 0, cap = 0, nips = 0, nout = 0, i, j;
+	size_t n = 0, cap = 0, nips = 0, nout = 0, i, j, first, len, pos = 0;
+	struct uwprof_kallsym k;
 	uint64_t *ips = NULL;
-	char line[512];
-	FILE *f;
+	char *text;
+	int ret;
 
-	if (!r->kips.n)
+	if (!r->kips.n || uwprof_kallsyms_read(&text, &len))
 		return;
-	f = fopen("/proc/kallsyms", "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long a;
-		char type, name[256], mod[128];
-		int k;
-
-		mod[0] = 0;
-		k = sscanf(line, "%llx %c %255s %127s", &a, &type, name, mod);
-		if (k < 3 || !a)
-			continue;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+	while (uwprof_kallsyms_next(text, len, &pos, &k)) {
+		if (!k.addr)
 			continue;
 		if (n == cap) {
 			struct ksym_ent *nv;
@@ -381,12 +378,15 @@ static void rec_ksyms(struct recorder *r)
 				goto out;
 			v = nv;
 		}
-		v[n].addr = a;
-		if (k == 4)
-			k = asprintf(&v[n].name, "%s %s", name, mod);
+		v[n].addr = k.addr;
+		v[n].name_len = k.name_len;
+		if (k.mod)
+			ret = asprintf(&v[n].name, "%.*s [%.*s]", (int)k.name_len,
+				       k.name, (int)k.mod_len, k.mod);
 		else
-			k = asprintf(&v[n].name, "%s", name);
-		if (k < 0)
+			ret = asprintf(&v[n].name, "%.*s", (int)k.name_len,
+				       k.name);
+		if (ret < 0)
 			goto out;
 		n++;
 	}
@@ -406,20 +406,23 @@ static void rec_ksyms(struct recorder *r)
 			ips[nips++] = r->kips.v[i];
 	qsort(ips, nips, sizeof(*ips), u64_cmp);
 	for (i = 0, j = 0; i < nips; i++) {
+		/* j: the last entry at or below the ip, so j + 1 starts the next */
 		while (j + 1 < n && v[j + 1].addr <= ips[i])
 			j++;
 		if (v[j].addr > ips[i])
 			continue;
 		if (nout && out[nout - 1].addr == v[j].addr)
 			continue;
+		for (first = j; first && v[first - 1].addr == v[j].addr; first--)
+			;
 		out[nout].addr = v[j].addr;
 		out[nout].size = j + 1 < n ? v[j + 1].addr - v[j].addr : 0;
-		out[nout].name = v[j].name;
+		out[nout].name = v[first].name;
 		nout++;
 	}
 	rec_out(r, uwprof_pfw_ksyms(&r->w, out, nout));
 out:
-	fclose(f);
+	free(text);
 	for (i = 0; i < n; i++)
 		free(v[i].name);
 	free(v);
@@ -605,12 +608,12 @@ static int parse_opts(struct rec_opts *o, int argc, char **argv)
 static int exit_for_errno(int e)
 {
 	if (e == -ENOENT || e == -ENXIO || e == -ENODEV)
-		return UWPROF_REC_EXIT_NO_MODULE;
+		return UWPROF_EX_NO_MODULE;
 	if (e == -EPERM || e == -EACCES)
-		return UWPROF_REC_EXIT_PERM;
+		return UWPROF_EX_PERM;
 	if (e == -EBUSY)
-		return UWPROF_REC_EXIT_BUSY;
-	return UWPROF_REC_EXIT_ERROR;
+		return UWPROF_EX_BUSY;
+	return UWPROF_EX_ERROR;
 }
 
 static char *join_argv(char **argv)
@@ -918,24 +921,24 @@ static int upload_pids(struct recorder *r)
 			fprintf(stderr,
 				"uwprof record: process %u: no such process\n",
 				r->o.pids[i]);
-			return UWPROF_REC_EXIT_TARGET;
+			return UWPROF_EX_TARGET;
 		}
 		p = rec_proc_get(r, r->o.pids[i]);
 		if (!p)
-			return UWPROF_REC_EXIT_ERROR;
+			return UWPROF_EX_ERROR;
 		ret = rec_proc_upload(r, p);
 		if (ret == -ESRCH) {
 			fprintf(stderr,
 				"uwprof record: process %u: no such process (its maps vanished)\n",
 				r->o.pids[i]);
-			return UWPROF_REC_EXIT_TARGET;
+			return UWPROF_EX_TARGET;
 		}
 		if (ret) {
 			fprintf(stderr,
 				"uwprof record: process %u: reading its mappings: %s\n",
 				r->o.pids[i], strerror(-ret));
 			return ret == -EACCES || ret == -EPERM ?
-			       UWPROF_REC_EXIT_PERM : UWPROF_REC_EXIT_ERROR;
+			       UWPROF_EX_PERM : UWPROF_EX_ERROR;
 		}
 	}
 	return 0;
@@ -984,7 +987,7 @@ static int record_run(struct recorder *r)
 	ret = setup_signals(r);
 	if (ret) {
 		fprintf(stderr, "uwprof record: signals: %s\n", strerror(-ret));
-		return UWPROF_REC_EXIT_ERROR;
+		return UWPROF_EX_ERROR;
 	}
 	ret = uwprof_dev_open(&r->dev, err, sizeof(err));
 	if (ret) {
@@ -996,7 +999,7 @@ static int record_run(struct recorder *r)
 	if (r->o.kernel && !(r->dev.ver.caps & UWPROF_CAP_KERNEL_STACK)) {
 		fprintf(stderr,
 			"uwprof record: --kernel: this user may not see kernel addresses (needs CAP_PERFMON or root)\n");
-		return UWPROF_REC_EXIT_PERM;
+		return UWPROF_EX_PERM;
 	}
 	if (!r->o.event)
 		r->o.event = (r->dev.ver.caps & UWPROF_CAP_HW_CYCLES) ?
@@ -1005,7 +1008,7 @@ static int record_run(struct recorder *r)
 	    !(r->dev.ver.caps & UWPROF_CAP_HW_CYCLES)) {
 		fprintf(stderr,
 			"uwprof record: -e cycles: no hardware cycles event on this machine (use -e cpu-clock)\n");
-		return UWPROF_REC_EXIT_ERROR;
+		return UWPROF_EX_ERROR;
 	}
 	flags |= r->o.event == UWPROF_PF_EV_CYCLES ? UWPROF_START_CYCLES :
 						     UWPROF_START_CPU_CLOCK;
@@ -1031,7 +1034,7 @@ static int record_run(struct recorder *r)
 
 	if (open_output(r, flags)) {
 		uwprof_pfw_abort(&r->w);
-		return UWPROF_REC_EXIT_OUTPUT;
+		return UWPROF_EX_OUTPUT;
 	}
 	if (r->o.mode == MODE_PIDS) {
 		code = upload_pids(r);
@@ -1046,7 +1049,7 @@ static int record_run(struct recorder *r)
 		ret = spawn_cmd(r, &go_w, &err_r);
 		if (ret) {
 			fprintf(stderr, "uwprof record: fork: %s\n", strerror(-ret));
-			code = UWPROF_REC_EXIT_ERROR;
+			code = UWPROF_EX_ERROR;
 			goto abort;
 		}
 		/*
@@ -1080,7 +1083,7 @@ static int record_run(struct recorder *r)
 		fprintf(stderr, "uwprof record: reading the rings: %s\n",
 			strerror(-ret));
 		uwprof_dev_stop(&r->dev);
-		code = UWPROF_REC_EXIT_ERROR;
+		code = UWPROF_EX_ERROR;
 		goto abort;
 	}
 	r->t_start = mono_ns();
@@ -1102,7 +1105,7 @@ static int record_run(struct recorder *r)
 			fprintf(stderr, "uwprof record: cannot run '%s': %s\n",
 				r->o.cmd[0], strerror(e));
 			uwprof_dev_stop(&r->dev);
-			code = UWPROF_REC_EXIT_TARGET;
+			code = UWPROF_EX_TARGET;
 			goto abort;
 		}
 	}
@@ -1165,7 +1168,7 @@ static int record_run(struct recorder *r)
 		/* An earlier write failure was already reported. */
 		if (!r->output_failed)
 			fprintf(stderr, "uwprof record: %s\n", r->w.err);
-		return UWPROF_REC_EXIT_OUTPUT;
+		return UWPROF_EX_OUTPUT;
 	}
 	if (!r->o.quiet)
 		summary(r, &st);
@@ -1177,7 +1180,7 @@ static int record_run(struct recorder *r)
 			fprintf(stderr, "uwprof: command killed by signal %d\n",
 				WTERMSIG(r->child_status));
 	}
-	return r->output_failed ? UWPROF_REC_EXIT_OUTPUT : UWPROF_REC_EXIT_OK;
+	return r->output_failed ? UWPROF_EX_OUTPUT : UWPROF_EX_OK;
 
 abort:
 	if (go_w >= 0)
@@ -1199,7 +1202,7 @@ int uwprof_cmd_record(int argc, char **argv)
 
 	if (!r) {
 		fprintf(stderr, "uwprof record: out of memory\n");
-		return UWPROF_REC_EXIT_ERROR;
+		return UWPROF_EX_ERROR;
 	}
 	r->sigfd = -1;
 	r->dev.fd = -1;
@@ -1216,7 +1219,7 @@ int uwprof_cmd_record(int argc, char **argv)
 			fprintf(stderr, "(see 'uwprof record --help')\n");
 		free(r->o.pids);
 		free(r);
-		return ret > 0 ? UWPROF_REC_EXIT_OK : UWPROF_REC_EXIT_USAGE;
+		return ret > 0 ? UWPROF_EX_OK : UWPROF_EX_USAGE;
 	}
 	ret = record_run(r);
 	rec_free(r);

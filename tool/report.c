@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exit_status.h"
 #include "folded.h"
 #include "pprof.h"
 #include "profile_file.h"
@@ -354,10 +355,10 @@ int uwprof_cmd_report(int argc, char **argv)
 	ret = parse_opts(argc, argv, &o);
 	if (ret) {
 		report_usage(ret > 0 ? stdout : stderr);
-		return ret > 0 ? UWPROF_REP_EXIT_OK : UWPROF_REP_EXIT_USAGE;
+		return ret > 0 ? UWPROF_EX_OK : UWPROF_EX_USAGE;
 	}
 	if (uwprof_rep_load(&r, o.input, o.lines))
-		return UWPROF_REP_EXIT_ERROR;
+		return UWPROF_EX_ERROR;
 	r.mark_incomplete = o.mark_incomplete;
 	if (o.pprof)
 		err |= write_named(&r, o.pprof, pprof_fn, NULL) != 0;
@@ -376,5 +377,5 @@ int uwprof_cmd_report(int argc, char **argv)
 	}
 	err |= uwprof_rep_stdout_done("report") != 0;
 	uwprof_rep_free(&r);
-	return err ? UWPROF_REP_EXIT_ERROR : UWPROF_REP_EXIT_OK;
+	return err ? UWPROF_EX_ERROR : UWPROF_EX_OK;
 }

@@ -16,6 +16,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "kallsyms.h"
 #include "profile_file.h"
 #include "report_model.h"
 #include "symbols.h"
@@ -358,30 +359,14 @@ static long frame_get(struct uwprof_rep *r, const struct uwprof_pf_maps *maps,
 /* /proc/kallsyms, when this host lets us read real addresses. */
 static void load_proc_kallsyms(struct uwprof_rep *r)
 {
-	FILE *f = fopen("/proc/kallsyms", "re");
-	size_t len = 0, cap = 0, n;
-	char *buf = NULL, *nb;
+	size_t len;
+	char *buf;
 
-	if (!f)
+	if (uwprof_kallsyms_read(&buf, &len))
 		return;
-	for (;;) {
-		if (cap - len < 65536) {
-			cap = cap ? cap * 2 : 1 << 20;
-			nb = realloc(buf, cap);
-			if (!nb)
-				goto out;
-			buf = nb;
-		}
-		n = fread(buf + len, 1, cap - len, f);
-		if (!n)
-			break;
-		len += n;
-	}
-	if (!ferror(f) && uwprof_syms_kernel_load(r->syms, buf, len) > 0)
+	if (uwprof_syms_kernel_load(r->syms, buf, len) > 0)
 		r->have_ksyms = 2;
-out:
 	free(buf);
-	fclose(f);
 }
 
 /*
@@ -526,50 +511,31 @@ void uwprof_rep_free(struct uwprof_rep *r)
 
 int uwprof_rep_out_open(struct uwprof_rep_out *o, const char *path)
 {
-	mode_t mask;
 	int fd, err;
 
-	memset(o, 0, sizeof(*o));
-	o->path = strdup(path);
-	if (!o->path || asprintf(&o->tmp, "%s.tmp.XXXXXX", path) < 0) {
-		free(o->path);
-		o->tmp = NULL;
+	o->f = NULL;
+	err = uwprof_afile_open(&o->file, path, 0666);
+	if (err == -ENOMEM) {
 		fprintf(stderr, "uwprof: %s: out of memory\n", path);
-		return -ENOMEM;
+		return err;
 	}
-	fd = mkstemp(o->tmp);
-	if (fd < 0) {
-		err = errno;
+	if (err) {
 		fprintf(stderr, "uwprof: %s: cannot create a temporary file next to it: %s\n",
-			path, strerror(err));
-		free(o->path);
-		free(o->tmp);
-		return -err;
+			path, strerror(-err));
+		return err;
 	}
-	/* mkstemp makes it 0600: give it what open(2) would have. */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask))
-		goto fail;
-	o->f = fdopen(fd, "w");
+	/* The stream gets its own descriptor: the commit syncs and closes ours. */
+	fd = dup(o->file.fd);
+	o->f = fd < 0 ? NULL : fdopen(fd, "w");
 	if (!o->f) {
-fail:
 		err = errno;
-		close(fd);
-		unlink(o->tmp);
+		if (fd >= 0)
+			close(fd);
+		uwprof_afile_abort(&o->file);
 		fprintf(stderr, "uwprof: %s: %s\n", path, strerror(err));
-		free(o->path);
-		free(o->tmp);
 		return -err;
 	}
 	return 0;
-}
-
-static void out_release(struct uwprof_rep_out *o)
-{
-	free(o->path);
-	free(o->tmp);
-	memset(o, 0, sizeof(*o));
 }
 
 const char *uwprof_rep_incomplete_mark(const struct uwprof_rep *r,
@@ -584,23 +550,22 @@ const char *uwprof_rep_incomplete_mark(const struct uwprof_rep *r,
 
 int uwprof_rep_out_commit(struct uwprof_rep_out *o)
 {
+	char *path = strdup(o->file.path);
 	int err = 0;
 
 	if (fflush(o->f) || ferror(o->f))
 		err = errno ? errno : EIO;
-	if (!err && fsync(fileno(o->f)))
-		err = errno;
 	if (fclose(o->f) && !err)
 		err = errno ? errno : EIO;
 	o->f = NULL;
-	if (!err && rename(o->tmp, o->path))
-		err = errno;
-	if (err) {
-		unlink(o->tmp);
+	if (err)
+		uwprof_afile_abort(&o->file);
+	else
+		err = -uwprof_afile_commit(&o->file);
+	if (err)
 		fprintf(stderr, "uwprof: %s: write failed, nothing written: %s\n",
-			o->path, strerror(err));
-	}
-	out_release(o);
+			path ? path : "output", strerror(err));
+	free(path);
 	return -err;
 }
 
@@ -608,9 +573,8 @@ void uwprof_rep_out_abort(struct uwprof_rep_out *o)
 {
 	if (o->f)
 		fclose(o->f);
-	if (o->tmp)
-		unlink(o->tmp);
-	out_release(o);
+	o->f = NULL;
+	uwprof_afile_abort(&o->file);
 }
 
 int uwprof_rep_stdout_done(const char *what)

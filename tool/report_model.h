@@ -18,13 +18,10 @@
 
 #include <linux/uwprof.h>
 
+#include "atomic_file.h"
+
 struct uwprof_pf;
 struct uwprof_syms;
-
-/* Exit codes of report and script (documented in uwprof(1)). */
-#define UWPROF_REP_EXIT_OK	0
-#define UWPROF_REP_EXIT_ERROR	1	/* bad/corrupt input, output I/O */
-#define UWPROF_REP_EXIT_USAGE	2	/* bad command line */
 
 /* A mapping, for pprof's mapping table. */
 struct uwprof_rep_map {
@@ -120,15 +117,15 @@ void uwprof_rep_free(struct uwprof_rep *r);
 const char *uwprof_rep_basename(const char *path);
 
 /*
- * Output to a named file, all or nothing: written to "<path>.tmp.XXXXXX"
- * in the same directory, flushed, fsync'ed and renamed over 'path' by
- * uwprof_rep_out_commit(); on any failure the temporary file is removed,
- * one line naming 'path' is printed, and a negative errno returned.
+ * Output to a named file, all or nothing (atomic_file.h): written to a
+ * temporary file in the same directory, flushed, synced and renamed over
+ * 'path' by uwprof_rep_out_commit(); on any failure the temporary file is
+ * removed, one line naming 'path' is printed, and a negative errno
+ * returned.
  */
 struct uwprof_rep_out {
 	FILE		*f;
-	char		*path;
-	char		*tmp;
+	struct uwprof_afile file;
 };
 
 int uwprof_rep_out_open(struct uwprof_rep_out *o, const char *path);

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "exit_status.h"
 #include "profile_file.h"
 #include "report_model.h"
 #include "script.h"
@@ -105,22 +106,22 @@ int uwprof_cmd_script(int argc, char **argv)
 			break;
 		case 'h':
 			script_usage(stdout);
-			return UWPROF_REP_EXIT_OK;
+			return UWPROF_EX_OK;
 		default:
 			script_usage(stderr);
-			return UWPROF_REP_EXIT_USAGE;
+			return UWPROF_EX_USAGE;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "uwprof script: unexpected argument '%s'\n",
 			argv[optind]);
 		script_usage(stderr);
-		return UWPROF_REP_EXIT_USAGE;
+		return UWPROF_EX_USAGE;
 	}
 	if (uwprof_rep_load(&r, input, lines))
-		return UWPROF_REP_EXIT_ERROR;
+		return UWPROF_EX_ERROR;
 	script_print(&r, stdout, lines);
 	ret = uwprof_rep_stdout_done("script");
 	uwprof_rep_free(&r);
-	return ret ? UWPROF_REP_EXIT_ERROR : UWPROF_REP_EXIT_OK;
+	return ret ? UWPROF_EX_ERROR : UWPROF_EX_OK;
 }

@@ -18,6 +18,7 @@
 #include <libiberty/demangle.h>
 
 #include "elf_file.h"
+#include "kallsyms.h"
 #include "symbols.h"
 #include "table.h"
 
@@ -558,19 +559,11 @@ int uwprof_syms_lookup(struct uwprof_syms *s, int obj, uint64_t addr,
 static int ksym_cmp(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
-	size_t ux, uy, lx, ly;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	ux = strspn(x->name, "_");
-	uy = strspn(y->name, "_");
-	if (ux != uy)
-		return ux < uy ? -1 : 1;
-	lx = strlen(x->name);
-	ly = strlen(y->name);
-	if (lx != ly)
-		return lx > ly ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return uwprof_kallsyms_alias_cmp(x->name, strlen(x->name), y->name,
+					 strlen(y->name));
 }
 
 static const char *kdso_intern(struct uwprof_syms *s, const char *mod,
@@ -601,41 +594,17 @@ static const char *kdso_intern(struct uwprof_syms *s, const char *mod,
 int uwprof_syms_kernel_load(struct uwprof_syms *s, const char *text,
 			    size_t len)
 {
-	const char *p = text, *end = text + len, *nl, *q, *name, *mod;
-	size_t cap = 0, nlen, mlen;
-	unsigned long long addr;
+	struct uwprof_kallsym k;
+	size_t cap = 0, pos = 0;
 	int nonzero = 0;
 	struct ksym *v;
-	char *stop;
 	const char *dso;
 
-	while (p < end) {
-		nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl)
-			nl = end;
-		addr = strtoull(p, &stop, 16);
-		q = stop;
-		/* "addr t name" at least: type letter between blanks. */
-		if (q == p || q + 3 > nl || q[0] != ' ' || q[2] != ' ' ||
-		    !strchr("tTwW", q[1]))
-			goto next;
-		name = q + 3;
-		for (nlen = 0; name + nlen < nl && name[nlen] != '\t' &&
-		     name[nlen] != ' '; nlen++)
-			;
-		if (!nlen)
-			goto next;
-		mod = name + nlen;
-		while (mod < nl && (*mod == '\t' || *mod == ' '))
-			mod++;
-		if (mod < nl && *mod == '[') {
-			mod++;
-			for (mlen = 0; mod + mlen < nl && mod[mlen] != ']'; mlen++)
-				;
-			dso = kdso_intern(s, mod, mlen);
-		} else {
+	while (uwprof_kallsyms_next(text, len, &pos, &k)) {
+		if (k.mod)
+			dso = kdso_intern(s, k.mod, k.mod_len);
+		else
 			dso = kdso_intern(s, "kernel.kallsyms", 15);
-		}
 		if (!dso)
 			return -ENOMEM;
 		if (s->nr_ksyms == cap) {
@@ -646,15 +615,13 @@ int uwprof_syms_kernel_load(struct uwprof_syms *s, const char *text,
 			s->ksyms = v;
 		}
 		v = &s->ksyms[s->nr_ksyms];
-		v->addr = addr;
+		v->addr = k.addr;
 		v->dso = dso;
-		v->name = strndup(name, nlen);
+		v->name = strndup(k.name, k.name_len);
 		if (!v->name)
 			return -ENOMEM;
 		s->nr_ksyms++;
-		nonzero |= addr != 0;
-next:
-		p = nl + 1;
+		nonzero |= k.addr != 0;
 	}
 	if (!nonzero) {
 		while (s->nr_ksyms)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exit_status.h"
 #include "table.h"
 #include "table_cmd.h"
 
@@ -107,45 +108,45 @@ int uwprof_cmd_table(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--blob")) {
 			if (++i == argc) {
 				table_usage(stderr);
-				return UWPROF_EXIT_USAGE;
+				return UWPROF_EX_USAGE;
 			}
 			blob_out = argv[i];
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			table_usage(stdout);
-			return UWPROF_EXIT_OK;
+			return UWPROF_EX_OK;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "uwprof table: unknown option '%s'\n",
 				argv[i]);
 			table_usage(stderr);
-			return UWPROF_EXIT_USAGE;
+			return UWPROF_EX_USAGE;
 		} else if (!file) {
 			file = argv[i];
 		} else {
 			table_usage(stderr);
-			return UWPROF_EXIT_USAGE;
+			return UWPROF_EX_USAGE;
 		}
 	}
 	if (!file) {
 		table_usage(stderr);
-		return UWPROF_EXIT_USAGE;
+		return UWPROF_EX_USAGE;
 	}
 	ret = uwprof_table_compile(file, &b, &st);
 	if (ret) {
 		fprintf(stderr, "uwprof table: %s\n", b.err);
 		uwprof_blob_free(&b);
-		return ret == -ENODATA ? UWPROF_EXIT_NO_UNWIND : UWPROF_EXIT_ERROR;
+		return ret == -ENODATA ? UWPROF_EX_NO_UNWIND : UWPROF_EX_ERROR;
 	}
 	/* The writer's output goes through the same check as the module's. */
 	if (uwprof_blob_check(b.data, b.size, check_err, sizeof(check_err))) {
 		fprintf(stderr, "uwprof table: %s: %s\n", file, check_err);
 		uwprof_blob_free(&b);
-		return UWPROF_EXIT_ERROR;
+		return UWPROF_EX_ERROR;
 	}
 	if (!quiet && uwprof_blob_print(stdout, b.data, b.size)) {
 		fprintf(stderr, "uwprof table: writing rows: %s\n",
 			strerror(errno));
 		uwprof_blob_free(&b);
-		return UWPROF_EXIT_ERROR;
+		return UWPROF_EX_ERROR;
 	}
 	if (stats)
 		print_stats(&st);
@@ -155,13 +156,13 @@ int uwprof_cmd_table(int argc, char **argv)
 			fprintf(stderr, "uwprof table: %s: %s\n", blob_out,
 				strerror(-ret));
 			uwprof_blob_free(&b);
-			return UWPROF_EXIT_ERROR;
+			return UWPROF_EX_ERROR;
 		}
 	}
 	uwprof_blob_free(&b);
 	if (fflush(stdout)) {
 		fprintf(stderr, "uwprof table: stdout: %s\n", strerror(errno));
-		return UWPROF_EXIT_ERROR;
+		return UWPROF_EX_ERROR;
 	}
-	return UWPROF_EXIT_OK;
+	return UWPROF_EX_OK;
 }

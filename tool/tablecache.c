@@ -2,8 +2,8 @@
 /*
  * Compiled-table cache for 'uwprof record' (see tablecache.h): choosing a
  * writable directory, looking a blob up by arch and build-id, checking it,
- * and storing a freshly compiled one through a temporary file and rename
- * so concurrent recorders never see a partial blob.
+ * and storing a freshly compiled one whole (atomic_file.h), so concurrent
+ * recorders never see a partial blob.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "tablecache.h"
 
 static int mkdir_p(const char *dir)
@@ -122,17 +123,14 @@ static int cache_load(const char *fn, uint16_t arch, const uint8_t *id,
 
 static void cache_store(const char *fn, const struct uwprof_blob *b)
 {
-	char tmp[4500];
+	struct uwprof_afile f;
 	size_t off = 0;
 	ssize_t n;
-	int fd;
 
-	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", fn);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
+	if (uwprof_afile_open(&f, fn, 0644))
 		return;
 	while (off < b->size) {
-		n = write(fd, (const char *)b->data + off, b->size - off);
+		n = write(f.fd, (const char *)b->data + off, b->size - off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -140,9 +138,10 @@ static void cache_store(const char *fn, const struct uwprof_blob *b)
 		off += (size_t)n;
 	}
 	/* A cache entry that did not make it whole is simply not there. */
-	if (close(fd) || off != b->size || chmod(tmp, 0644) ||
-	    rename(tmp, fn))
-		unlink(tmp);
+	if (off != b->size)
+		uwprof_afile_abort(&f);
+	else
+		(void)uwprof_afile_commit(&f);
 }
 
 static uint64_t now_ns(void)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "exit_status.h"
 #include "record.h"
 #include "report.h"
 #include "script.h"
@@ -72,7 +73,7 @@ static int cmd_help(int argc, char **argv)
 		if (!c)
 			fprintf(stderr, "uwprof: unknown command '%s'\n", argv[1]);
 		usage(c ? stdout : stderr);
-		return c ? 0 : UWPROF_EXIT_USAGE;
+		return c ? 0 : UWPROF_EX_USAGE;
 	}
 	hv[0] = argv[1];
 	return c->fn(2, hv);
@@ -84,7 +85,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		usage(stderr);
-		return UWPROF_EXIT_USAGE;
+		return UWPROF_EX_USAGE;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return cmd_help(1, argv);
@@ -92,7 +93,7 @@ int main(int argc, char **argv)
 	if (!c) {
 		fprintf(stderr, "uwprof: unknown command '%s'\n", argv[1]);
 		usage(stderr);
-		return UWPROF_EXIT_USAGE;
+		return UWPROF_EX_USAGE;
 	}
 	return c->fn(argc - 1, argv + 1);
 }

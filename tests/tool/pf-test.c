@@ -5,7 +5,8 @@
  * around exec; every truncation and a set of corruptions are refused with
  * a message naming the offset, never crash; a failed or aborted writer
  * leaves nothing under the final name; a directory that cannot be written
- * fails at open.
+ * fails at open; the output-file helper under it (tool/atomic_file.c)
+ * replaces a file whole, with the umask's mode, or leaves it untouched.
  *
  * Usage: pf-test DIR   (a writable scratch directory)
  */
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "profile_file.h"
 
 static int nr_test, nr_fail;
@@ -149,6 +151,48 @@ static int dir_entries(const char *dir)
 		n++;
 	pclose(p);
 	return n;
+}
+
+static void afile_tests(const char *dir)
+{
+	char path[4200], buf[16] = { 0 };
+	struct uwprof_afile a;
+	struct stat st;
+	mode_t mask;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "%s/out.txt", dir);
+	mask = umask(027);
+	ok(uwprof_afile_open(&a, path, 0666) == 0 && a.fd >= 0 &&
+	   write(a.fd, "old\n", 4) == 4 && uwprof_afile_commit(&a) == 0,
+	   "afile: written and committed");
+	if (stat(path, &st))
+		memset(&st, 0, sizeof(st));
+	ok((st.st_mode & 0777) == 0640 && st.st_size == 4 && dir_entries(dir) == 1,
+	   "afile: final name only, mode 0666 less umask 027 (%o)",
+	   (unsigned int)(st.st_mode & 0777));
+	umask(mask);
+	ok(uwprof_afile_open(&a, path, 0644) == 0 &&
+	   write(a.fd, "new!\n", 5) == 5 && dir_entries(dir) == 2,
+	   "afile: a second writer has its own temporary file");
+	uwprof_afile_abort(&a);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : (int)read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	ok(n == 4 && !strcmp(buf, "old\n") && dir_entries(dir) == 1,
+	   "afile: abort keeps the old file whole, no temporary left");
+	ok(uwprof_afile_open(&a, path, 0644) == 0 &&
+	   write(a.fd, "new!\n", 5) == 5 && uwprof_afile_commit(&a) == 0,
+	   "afile: a commit replaces the file");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : (int)read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	ok(n == 5 && !strcmp(buf, "new!\n") && dir_entries(dir) == 1,
+	   "afile: the new content under the final name, nothing else");
+	unlink(path);
 }
 
 int main(int argc, char **argv)
@@ -294,8 +338,8 @@ int main(int argc, char **argv)
 		/* ENOSPC at commit: reproduce it with the output fd on /dev/full. */
 		snprintf(bad, sizeof(bad), "%s/full.data", sub);
 		ok(uwprof_pfw_open(&w, bad, &h) == 0, "writer opens for the ENOSPC case");
-		close(w.fd);
-		w.fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+		close(w.out.fd);
+		w.out.fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
 		ret = uwprof_pfw_commit(&w);
 		ok(ret == -ENOSPC && access(bad, F_OK) && dir_entries(sub) == 0,
 		   "ENOSPC fails the commit, nothing left (%s)", w.err);
@@ -303,6 +347,7 @@ int main(int argc, char **argv)
 		ok(1, "ENOSPC at commit # SKIP no /dev/full");
 		ok(1, "ENOSPC cleanup # SKIP no /dev/full");
 	}
+	afile_tests(sub);
 	printf("1..%d\n", nr_test);
 	return nr_fail ? 1 : 0;
 }
