@@ -13,6 +13,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/ptrace.h>
 #include <linux/rcupdate.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -106,6 +107,7 @@ struct uwprof_pcpu_stats {
 	u64 snapshots;
 	u64 snapshot_bytes;
 	u64 fork_records;
+	u64 nmi_samples;
 	u64 stop[UWPROF_STOP__COUNT];
 	u64 hist[UWPROF_HIST_BUCKETS];
 };
@@ -246,6 +248,8 @@ int uwprof_sample_run(struct uwprof_sampler *sp);
 void uwprof_sample_stop(struct uwprof_sampler *sp);
 void uwprof_sample_free(struct uwprof_sampler *sp);
 void uwprof_sample_stats(struct uwprof_session *s, struct uwprof_stats *st);
+void uwprof_sample_take(struct uwprof_sampler *sp, struct pt_regs *regs,
+			u64 period);
 bool uwprof_sample_traced(const struct uwprof_sampler *sp, u32 tgid);
 void uwprof_sample_emit_exit(struct uwprof_sampler *sp, u32 tgid,
 			     const char *comm);
@@ -255,6 +259,24 @@ bool uwprof_sample_hw_available(void);
 /* lifecycle.c */
 int uwprof_lifecycle_init(void);
 void uwprof_lifecycle_exit(void);
+
+/*
+ * nmi_test.c: a test-only NMI handler that samples (Kbuild's
+ * UWPROF_TEST_NMI=1, x86_64); nothing in other builds.
+ */
+#ifdef UWPROF_TEST_NMI
+int uwprof_nmi_test_init(void);
+void uwprof_nmi_test_exit(void);
+#else
+static inline int uwprof_nmi_test_init(void)
+{
+	return 0;
+}
+
+static inline void uwprof_nmi_test_exit(void)
+{
+}
+#endif
 
 /* dev.c: the session list walked by the lifecycle probes */
 extern struct list_head uwprof_sessions;

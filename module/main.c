@@ -53,11 +53,16 @@ static int __init uwprof_init(void)
 	ret = uwprof_lifecycle_init();
 	if (ret)
 		goto sample_exit;
-	ret = uwprof_dev_init();
+	ret = uwprof_nmi_test_init();
 	if (ret)
 		goto lifecycle_exit;
+	ret = uwprof_dev_init();
+	if (ret)
+		goto nmi_test_exit;
 	return 0;
 
+nmi_test_exit:
+	uwprof_nmi_test_exit();
 lifecycle_exit:
 	uwprof_lifecycle_exit();
 sample_exit:
@@ -68,6 +73,7 @@ sample_exit:
 static void __exit uwprof_exit(void)
 {
 	uwprof_dev_exit();
+	uwprof_nmi_test_exit();
 	uwprof_lifecycle_exit();
 	uwprof_sample_exit();
 	/* Mapping lists dropped by the probes are freed by RCU callbacks. */

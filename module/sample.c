@@ -5,7 +5,7 @@
  * interrupted task's user stack into the CPU's ring, and the per-CPU
  * statistics.
  *
- * Contexts: uwprof_sample_overflow() and everything it calls run in NMI
+ * Contexts: uwprof_sample_take() and everything it calls run in NMI
  * (hardware cycles on x86) or hard IRQ (cpu-clock, arm64 PMU): no locks,
  * no allocation, no sleeping, no printing; mappings are read under RCU and
  * user memory through copy_from_user_nofault(). uwprof_sample_emit_exit()
@@ -16,6 +16,7 @@
 #include <linux/cpuhotplug.h>
 #include <linux/kernel.h>
 #include <linux/perf_event.h>
+#include <linux/preempt.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
@@ -214,14 +215,15 @@ static u32 uwprof_sample_snapshot(const struct uwprof_sampler *sp, void *dst,
 }
 
 /*
- * Context: NMI (hardware cycles on x86) or hard IRQ. No locks, no
- * allocation, no sleeping, no printing.
+ * One sample of the task interrupted on this CPU: filter, ring guard,
+ * budget, walk, snapshot, ring write. 'period' goes into the record as is.
+ * Context: NMI (hardware cycles on x86, the NMI test hook) or hard IRQ,
+ * with 'sp' kept alive by the caller (a perf event of it, or RCU). No
+ * locks, no allocation, no sleeping, no printing.
  */
-static void uwprof_sample_overflow(struct perf_event *event,
-				   struct perf_sample_data *data,
-				   struct pt_regs *regs)
+void uwprof_sample_take(struct uwprof_sampler *sp, struct pt_regs *regs,
+			u64 period)
 {
-	struct uwprof_sampler *sp = event->overflow_handler_context;
 	struct uwprof_pcpu_stats __percpu *st = sp->stats;
 	struct task_struct *t = current;
 	struct uwprof_unwind_res res = {};
@@ -321,13 +323,15 @@ static void uwprof_sample_overflow(struct perf_event *event,
 	rec->nr_kernel = nk;
 	rec->nr_user = res.nr;
 	rec->__reserved = 0;
-	rec->period = data->period;
+	rec->period = period;
 
 	if (uwprof_ring_write(r, rec, rec->hdr.size, false)) {
 		this_cpu_inc(st->lost);
 		this_cpu_inc(st->lost_samples);
 	} else {
 		this_cpu_inc(st->samples);
+		if (in_nmi())
+			this_cpu_inc(st->nmi_samples);
 		this_cpu_add(st->frames, res.nr);
 		this_cpu_add(st->fp_frames, res.fp_frames);
 		if (snap) {
@@ -342,6 +346,14 @@ static void uwprof_sample_overflow(struct perf_event *event,
 		uwprof_sample_unknown(sp, sc, r, tgid, t->pid, res.unknown_pc, t0,
 				      res.stop == UWPROF_STOP_NO_MAP);
 	uwprof_ring_exit(r);
+}
+
+/* The perf overflow handler. Context: as uwprof_sample_take(). */
+static void uwprof_sample_overflow(struct perf_event *event,
+				   struct perf_sample_data *data,
+				   struct pt_regs *regs)
+{
+	uwprof_sample_take(event->overflow_handler_context, regs, data->period);
 }
 
 /*
@@ -692,6 +704,7 @@ void uwprof_sample_stats(struct uwprof_session *s, struct uwprof_stats *st)
 		st->snapshots += c->snapshots;
 		st->snapshot_bytes += c->snapshot_bytes;
 		st->fork_records += c->fork_records;
+		st->nmi_samples += c->nmi_samples;
 		for (i = 0; i < UWPROF_STOP__COUNT; i++)
 			st->stop[i] += c->stop[i];
 		for (i = 0; i < UWPROF_HIST_BUCKETS; i++)

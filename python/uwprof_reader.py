@@ -145,7 +145,8 @@ class _Stats(ctypes.Structure):
                  ('skipped_throttle', ctypes.c_uint64),
                  ('snapshots', ctypes.c_uint64),
                  ('snapshot_bytes', ctypes.c_uint64),
-                 ('fork_records', ctypes.c_uint64)])
+                 ('fork_records', ctypes.c_uint64),
+                 ('nmi_samples', ctypes.c_uint64)])
 
 
 class _RingInfo(ctypes.Structure):
@@ -156,7 +157,7 @@ class _RingInfo(ctypes.Structure):
 
 # The C compiler's sizes for the uapi structs (static checks, like the C side).
 for _s, _n in ((_Version, 64), (_TableAdd, 32), (_ObjectDel, 16), (_Map, 40),
-               (_MapsSet, 24), (_ProcessDel, 8), (_Start, 40), (_Stats, 376),
+               (_MapsSet, 24), (_ProcessDel, 8), (_Start, 40), (_Stats, 384),
                (_RingInfo, 32)):
     assert ctypes.sizeof(_s) == _n, (_s.__name__, ctypes.sizeof(_s))
 
@@ -334,7 +335,7 @@ class Session:
              ['tables', 'table_bytes', 'processes', 'processes_dropped',
               'events', 'lost_samples', 'exit_records',
               'processes_inherited', 'skipped_throttle', 'snapshots',
-              'snapshot_bytes', 'fork_records']}
+              'snapshot_bytes', 'fork_records', 'nmi_samples']}
         d['stop'] = dict(zip(STOP_NAMES, st.stop))
         return d
 

@@ -796,6 +796,9 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 			(double)st->snapshot_bytes / 1024.0 / (double)st->snapshots,
 			(unsigned long long)r->snap_finished,
 			(unsigned long long)r->snap_unfinished);
+	if (st->nmi_samples)
+		fprintf(stderr, "uwprof: %llu samples taken in NMI context\n",
+			(unsigned long long)st->nmi_samples);
 	if (st->skipped_throttle)
 		fprintf(stderr,
 			"uwprof: %llu samples skipped: stack walks used their CPU share (/sys/module/uwprof/parameters/cpu_max_percent); lower -F or raise it\n",

@@ -99,6 +99,8 @@ int uwprof_cmd_status(int argc, char **argv)
 	printf("%-22s %llu samples, %llu bytes of stack\n", "stack snapshots:",
 	       (unsigned long long)st.snapshots,
 	       (unsigned long long)st.snapshot_bytes);
+	printf("%-22s %llu of the samples\n", "taken in NMI:",
+	       (unsigned long long)st.nmi_samples);
 	uwprof_dev_close(&d);
 	return UWPROF_REC_EXIT_OK;
 }

@@ -14,6 +14,7 @@
 #include "uwprof_test.h"
 
 #include <poll.h>
+#include <sched.h>
 
 #include "kselftest_harness.h"
 
@@ -371,6 +372,74 @@ TEST_F(sampling, cpu_budget)
 	EXPECT_GT(st.samples, 0);
 	EXPECT_EQ(st.events, st.samples + st.lost_samples +
 		  uwt_events_skipped(&st));
+}
+
+/*
+ * The sample path run in NMI context: hardware cycles on x86_64, or the
+ * NMIs tests/vm/run --nmi injects (it sets UWPROF_TEST_NMI=1) beside a
+ * 10 Hz cpu-clock, so that NMIs take most samples. Injected NMIs reach
+ * only CPU 0 (the one whose local APIC Linux leaves LINT1 unmasked on),
+ * so the chain is pinned there. The counter must see
+ * them, the identities documented with struct uwprof_stats must hold
+ * exactly, and the chain must be complete in 99% of the leaf samples,
+ * which with NMI samples in the majority also bounds how many of those
+ * can be short.
+ */
+TEST_F(sampling, nmi_samples)
+{
+	struct uwprof_version v = { .size = sizeof(v) };
+	bool injected = getenv("UWPROF_TEST_NMI");
+	uint32_t pid, flags = UWPROF_START_CPU_CLOCK, freq = 10;
+	struct uwprof_stats st;
+
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_VERSION, &v));
+	if (!injected) {
+		if (v.arch != UWPROF_ARCH_X86_64 ||
+		    !(v.caps & UWPROF_CAP_HW_CYCLES))
+			SKIP(return, "no NMI source: no x86 PMU, and no injected NMIs (tests/vm/run --nmi)");
+		flags = UWPROF_START_CYCLES;
+		freq = 1000;
+	}
+	self->child = uwt_spawn(CHAIN, "60");
+	ASSERT_GT(self->child, 0);
+	pid = self->t.pid = self->child;
+	if (injected) {
+		cpu_set_t cpu0;
+
+		CPU_ZERO(&cpu0);
+		CPU_SET(0, &cpu0);
+		ASSERT_EQ(0, sched_setaffinity(self->child, sizeof(cpu0), &cpu0));
+	}
+	ASSERT_EQ(0, upload_chain(self->fd, self->child, &self->blob));
+	ASSERT_EQ(0, uwt_start(self->fd, flags, freq, 64, 0, &pid, 1));
+	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 4000));
+	log_stats(_metadata, self->fd, &self->t);
+	ASSERT_EQ(0, uwt_stats(self->fd, &st));
+	TH_LOG("events %llu, samples %llu (%llu in NMI), lost %llu (samples %llu), skipped %llu; read: samples %llu, lost %llu",
+	       st.events, st.samples, st.nmi_samples, st.lost,
+	       st.lost_samples, (unsigned long long)uwt_events_skipped(&st),
+	       (unsigned long long)self->rd.c.samples,
+	       (unsigned long long)self->rd.c.lost);
+
+	EXPECT_EQ(0, self->rd.c.bad);
+	EXPECT_EQ(0, self->t.other_pid);
+	EXPECT_EQ(0, self->t.bad_user);
+	EXPECT_EQ(st.events, st.samples + st.lost_samples +
+		  uwt_events_skipped(&st));
+	EXPECT_EQ(st.lost, uwt_ctl_lost(&self->r));
+	EXPECT_EQ(st.lost, self->rd.c.lost);
+	EXPECT_LE(st.lost_samples, st.lost);
+	EXPECT_EQ(st.samples, self->rd.c.samples);
+	EXPECT_GT(st.nmi_samples, 0);
+	if (injected) {
+		EXPECT_GT(st.nmi_samples * 2, st.samples)
+			TH_LOG("NMIs took too few samples to judge their stacks");
+	} else {
+		EXPECT_EQ(st.nmi_samples, st.samples);
+	}
+	ASSERT_GE(self->t.leaf, 100)
+		TH_LOG("too few samples in chain_leaf to judge");
+	EXPECT_GE(self->t.exact * 100, self->t.leaf * 99);
 }
 
 /* A process that spends its time in system calls. */

@@ -122,10 +122,11 @@ static void check_identities(const char *what, int fd, struct drainer *d)
 		return;
 	}
 	taken = st.events - uwt_events_skipped(&st);
-	printf("# %s: walk time per sample: median below %llu ns, p99 below %llu ns; %llu samples skipped over the CPU share\n",
+	printf("# %s: walk time per sample: median below %llu ns, p99 below %llu ns; %llu samples skipped over the CPU share; %llu samples taken in NMI\n",
 	       what, 64ULL << (hist_quantile(&st, 50) + 1),
 	       64ULL << (hist_quantile(&st, 99) + 1),
-	       (unsigned long long)st.skipped_throttle);
+	       (unsigned long long)st.skipped_throttle,
+	       (unsigned long long)st.nmi_samples);
 	tap(d->rd.c.bad == 0, "%s: every record well formed (%llu bad)", what,
 	    (unsigned long long)d->rd.c.bad);
 	tap(st.samples == d->rd.c.samples && st.lost == d->rd.c.lost &&

@@ -347,6 +347,12 @@ struct uwprof_stats {
 	__u64	snapshots;		/* samples carrying a stack snapshot */
 	__u64	snapshot_bytes;		/* stack bytes in them */
 	__u64	fork_records;		/* UWPROF_REC_FORK records written */
+	/*
+	 * Samples in 'samples' taken in NMI context: x86 hardware cycles, or
+	 * the NMIs of the test-only build (UWPROF_TEST_NMI=1); the rest came
+	 * from hard IRQ. nmi_samples <= samples.
+	 */
+	__u64	nmi_samples;
 };
 
 struct uwprof_ring_info {
