@@ -168,15 +168,15 @@ def _ioc(direction, nr, size):
 
 
 _W, _R = 1, 2
-IOC_VERSION = _ioc(_R | _W, 0x00, 64)
-IOC_TABLE_ADD = _ioc(_W, 0x01, 32)
-IOC_OBJECT_DEL = _ioc(_W, 0x02, 16)
-IOC_MAPS_SET = _ioc(_W, 0x03, 24)
-IOC_PROCESS_DEL = _ioc(_W, 0x04, 8)
-IOC_START = _ioc(_W, 0x05, 40)
+IOC_VERSION = _ioc(_R | _W, 0x00, ctypes.sizeof(_Version))
+IOC_TABLE_ADD = _ioc(_W, 0x01, ctypes.sizeof(_TableAdd))
+IOC_OBJECT_DEL = _ioc(_W, 0x02, ctypes.sizeof(_ObjectDel))
+IOC_MAPS_SET = _ioc(_W, 0x03, ctypes.sizeof(_MapsSet))
+IOC_PROCESS_DEL = _ioc(_W, 0x04, ctypes.sizeof(_ProcessDel))
+IOC_START = _ioc(_W, 0x05, ctypes.sizeof(_Start))
 IOC_STOP = _ioc(0, 0x06, 0)
-IOC_STATS = _ioc(_R | _W, 0x07, 376)
-IOC_RING_INFO = _ioc(_R | _W, 0x08, 32)
+IOC_STATS = _ioc(_R | _W, 0x07, ctypes.sizeof(_Stats))
+IOC_RING_INFO = _ioc(_R | _W, 0x08, ctypes.sizeof(_RingInfo))
 
 # uwprof_ring_ctl: head at byte 24, lost at 32; the tail page follows it.
 _CTL_HEAD, _CTL_LOST = 24, 32
