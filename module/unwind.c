@@ -670,7 +670,7 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 		 * the limit once the CFA is.
 		 */
 		/* REGS changes nothing here: it is only gathered below. */
-		if (likely((kind & ~KIND_REGS) == KIND_FAST)) {
+		if (likely(kind == KIND_FAST || kind == (KIND_FAST | KIND_REGS))) {
 			/* CFA = sp + cfa_off, ra saved, fp unchanged. */
 			cfa = sp + (u64)r->cfa_off;
 			if (cfa > last ||
