@@ -75,6 +75,25 @@ double timed(const struct live *l, struct uwprof_host_env *env,
 	return (double)(t1 - t0) / (double)iters;
 }
 
+/*
+ * Whether pc lies in the object at path 'exe'. The recursion's bottom spins
+ * in the executable or in the library, two stacks of one depth that cost a
+ * little differently: the bench keeps the executable's, so that its
+ * instruction counts repeat.
+ */
+static bool pc_in(const struct live *l, u64 pc, const char *exe)
+{
+	const struct uwprof_unwind_map *m = uwprof_maps_find(l->maps, l->nr_maps, pc);
+	u32 i;
+
+	if (!m || !m->table || !exe)
+		return false;
+	for (i = 0; i < l->nr_objs; i++)
+		if (m->table == &l->objs[i].table)
+			return !strcmp(l->objs[i].path, exe);
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	static u64 ips[MAX_FRAMES], ips_live[MAX_FRAMES];
@@ -85,6 +104,8 @@ int main(int argc, char **argv)
 	struct uwprof_unwind_res res, res_live;
 	struct uwprof_regs regs, best_regs;
 	u32 nr_live = 0, nr, tries;
+	char *exe = argc > 1 ? realpath(argv[1], NULL) : NULL;
+	bool live_in_exe = false, in_exe;
 	u8 *snap = NULL;
 	u64 snap_lo = 0, snap_size = 0, cold = 0, warm = 0, reads;
 	struct uwprof_rule_cache *cache = calloc(1, sizeof(*cache));
@@ -105,8 +126,11 @@ int main(int argc, char **argv)
 		return tap_done(&t);
 	}
 
-	/* Keep the deepest of a few stops: the recursion's bottom. */
-	for (tries = 0; tries < 40 && nr_live < 100; tries++) {
+	/*
+	 * Keep the deepest of a few stops, the recursion's bottom, in the
+	 * executable if a stop lands there.
+	 */
+	for (tries = 0; tries < 40 && (nr_live < 100 || !live_in_exe); tries++) {
 		struct uwprof_host_env penv = env;
 
 		usleep(3000 + 997 * tries % 7000);
@@ -117,10 +141,13 @@ int main(int argc, char **argv)
 		}
 		penv.pid = l.pid;
 		nr = unwind(&l, &penv, &regs, ips, &res, NULL);
-		if (nr > nr_live && res.stop == UWPROF_STOP_OK) {
+		in_exe = pc_in(&l, regs.pc, exe);
+		if ((nr > nr_live || (nr == nr_live && in_exe && !live_in_exe)) &&
+		    res.stop == UWPROF_STOP_OK) {
 			struct iovec lio, rio;
 
 			nr_live = nr;
+			live_in_exe = in_exe;
 			res_live = res;
 			best_regs = regs;
 			memcpy(ips_live, ips, sizeof(ips));
@@ -187,5 +214,6 @@ int main(int argc, char **argv)
 	live_free(&l);
 	free(snap);
 	free(cache);
+	free(exe);
 	return tap_done(&t);
 }
