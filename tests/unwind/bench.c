@@ -168,8 +168,9 @@ int main(int argc, char **argv)
 	/* Tables and mappings stay; the process is no longer needed. */
 	live_kill(&l);
 
-	if (!tap_ok(&t, nr_live >= 100, "live stack of %u frames (stop %u)", nr_live,
-		    nr_live ? res_live.stop : 0)) {
+	if (!tap_ok(&t, nr_live >= 100, "live stack of %u frames (stop %u%s)", nr_live,
+		    nr_live ? res_live.stop : 0,
+		    live_in_exe ? ", pc in the executable" : "")) {
 		live_free(&l);
 		free(snap);
 		return tap_done(&t);
