@@ -92,16 +92,15 @@ def write(figures, path=RECORDED):
     os.replace(tmp, path)
 
 
-def report(name, values, unit, label, fewest=False):
-    """Print the median (or the fewest) of 'values' and their range, and
-    the verdict against the recorded figure; with RECORD=1 return the line
-    to record, else None."""
+def report(name, values, unit, label):
+    """Print the median of 'values' and their range, and the verdict
+    against the recorded figure; with RECORD=1 return the line to record,
+    else None."""
     lo, hi = min(values), max(values)
-    med = lo if fewest else statistics.median(values)
+    med = statistics.median(values)
     if len(values) > 1:
-        spread = '%s of %d, range %s-%s' % (
-            'fewest' if fewest else 'median', len(values), _fmt(lo, unit),
-            _fmt(hi, unit))
+        spread = 'median of %d, range %s-%s' % (len(values), _fmt(lo, unit),
+                                                _fmt(hi, unit))
     else:
         spread = 'one run'
     print('  %-34s %s %s (%s)' % (label + ':', _fmt(med, unit), unit, spread))
