@@ -670,7 +670,7 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 		 * the limit once the CFA is.
 		 */
 		/* REGS changes nothing here: it is only gathered below. */
-		if (likely((kind & ~KIND_REGS) == KIND_FAST)) {
+		if (likely(kind == KIND_FAST || kind == (KIND_FAST | KIND_REGS))) {
 			/* CFA = sp + cfa_off, ra saved, fp unchanged. */
 			cfa = sp + (u64)r->cfa_off;
 			if (cfa > last ||
@@ -778,27 +778,33 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 	}
 	req->ips[nr++] = w.pc;
 
+	/*
+	 * One call site for step(), so that the compiler keeps it inline in
+	 * this loop: the walk's state then stays in registers.
+	 */
 	for (;;) {
+		struct uwprof_unwind_res peek, *to = res;
+		bool full;
+
 		if (req->cache)
 			nr = walk_cached(&w, req, nr);
-		if (nr >= req->max_depth) {
-			/*
-			 * A stack of exactly max_depth frames is whole, not
-			 * cut: one more step tells, on a copy of the result
-			 * so that a frame not kept counts for nothing.
-			 */
-			struct uwprof_unwind_res peek = *res;
-
-			ret = step(&w, req, &peek);
-			if (ret) {
+		/*
+		 * A stack of exactly max_depth frames is whole, not cut: one
+		 * more step tells, on a copy of the result so that a frame not
+		 * kept counts for nothing.
+		 */
+		full = nr >= req->max_depth;
+		if (unlikely(full)) {
+			peek = *res;
+			to = &peek;
+		}
+		ret = step(&w, req, to);
+		if (unlikely(full)) {
+			if (ret)
 				*res = peek;
-				res->stop = ret - 1;
-			} else {
-				res->stop = UWPROF_STOP_DEPTH;
-			}
+			res->stop = ret ? ret - 1 : UWPROF_STOP_DEPTH;
 			break;
 		}
-		ret = step(&w, req, res);
 		if (ret) {
 			res->stop = ret - 1;
 			break;
