@@ -19,8 +19,8 @@
 #include <linux/uwprof.h>
 
 #include "atomic_file.h"
+#include "profile_file.h"
 
-struct uwprof_pf;
 struct uwprof_syms;
 
 /* A mapping, for pprof's mapping table. */
@@ -95,7 +95,7 @@ struct uwprof_rep {
 	/* folded and SVG output: a root-side frame naming the stop reason */
 	int		mark_incomplete;
 	/* "[incomplete: <stop>]" by stop reason, then for an unknown one */
-	const char	*marks[UWPROF_STOP__COUNT + 1];
+	const char	*marks[UWPROF_PF_STOP__COUNT + 1];
 };
 
 /*
