@@ -129,7 +129,7 @@ static void pfw_pad(struct uwprof_pfw *w, size_t start)
 
 /*
  * Starts a record of 'payload' bytes (before padding); returns the buffer
- * offset of its header, or -1 with the error set.
+ * offset of its header, or a negative errno, also kept in w->error.
  */
 static long pfw_begin(struct uwprof_pfw *w, uint32_t type, size_t payload)
 {
@@ -137,13 +137,11 @@ static long pfw_begin(struct uwprof_pfw *w, uint32_t type, size_t payload)
 	size_t total = (sizeof(r) + payload + 7) & ~(size_t)7;
 	long start;
 
-	if (total > PF_REC_MAX) {
-		pfw_fail(w, -E2BIG, "%s: record of %zu bytes too large", w->out.path,
-			 total);
-		return -1;
-	}
+	if (total > PF_REC_MAX)
+		return pfw_fail(w, -E2BIG, "%s: record of %zu bytes too large",
+				w->out.path, total);
 	if (pfw_reserve(w, total))
-		return -1;
+		return w->error;
 	start = (long)w->len;
 	r.type = type;
 	r.size = (uint32_t)total;
