@@ -13,7 +13,6 @@
 #include <linux/poll.h>
 #include <linux/rculist.h>
 #include <linux/slab.h>
-#include <linux/uaccess.h>
 
 #include "compat.h"
 #include "internal.h"
@@ -22,57 +21,6 @@
 static DEFINE_MUTEX(uwprof_dev_lock);
 LIST_HEAD(uwprof_sessions);
 struct uwprof_sampler __rcu *uwprof_active;
-
-/*
- * Reads an extensible ioctl struct whose first field is the __u32 size:
- * smaller than 'min' (the struct's first ABI version) is invalid, larger
- * is accepted when the extra bytes are zero (copy_struct_from_user).
- */
-int uwprof_dev_copy_args(void *dst, size_t ksize, size_t min, void __user *arg)
-{
-	u32 usize;
-
-	if (get_user(usize, (u32 __user *)arg))
-		return -EFAULT;
-	if (usize < min)
-		return -EINVAL;
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
-	return copy_struct_from_user(dst, ksize, arg, usize);
-}
-
-/*
- * Output-only structs (VERSION, STATS, RING_INFO) are filled up to the
- * caller's size, which must cover at least 'size' and the next field.
- */
-#define UWPROF_OUT_MIN	8
-
-/*
- * For output-only structs: the caller's size says how much it can take.
- * Return: the number of bytes to copy out, or a negative errno.
- */
-static long uwprof_dev_out_size(void __user *arg, size_t min)
-{
-	u32 usize;
-
-	if (get_user(usize, (u32 __user *)arg))
-		return -EFAULT;
-	if (usize < min)
-		return -EINVAL;
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
-	return usize;
-}
-
-static int uwprof_dev_put(void __user *arg, const void *src, size_t ksize,
-			  long usize)
-{
-	if (copy_to_user(arg, src, min_t(size_t, ksize, usize)))
-		return -EFAULT;
-	if (usize > ksize && clear_user(arg + ksize, usize - ksize))
-		return -EFAULT;
-	return 0;
-}
 
 static int uwprof_open(struct inode *inode, struct file *file)
 {

@@ -205,7 +205,16 @@ extern unsigned int uwprof_cpu_max_percent;
 
 int uwprof_dev_init(void);
 void uwprof_dev_exit(void);
+
+/*
+ * uargs.c: ioctl structs in and out. Output-only structs (VERSION, STATS,
+ * RING_INFO) are filled up to the caller's size, which must cover at least
+ * 'size' and the next field.
+ */
+#define UWPROF_OUT_MIN	8
 int uwprof_dev_copy_args(void *dst, size_t ksize, size_t min, void __user *arg);
+long uwprof_dev_out_size(void __user *arg, size_t min);
+int uwprof_dev_put(void __user *arg, const void *src, size_t ksize, long usize);
 
 /* hold.c: exec holds; the probes' entry points may not sleep */
 void uwprof_hold_init(struct uwprof_session *s);

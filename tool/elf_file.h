@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * One owner object per ELF image, over libelf: opening a file or an image
- * in memory, checking that it is an object the table compiler handles,
- * finding its sections (decompressed when needed), build-id, debug link and
- * executable segments. Called from the table compiler only; no global
- * mutable state.
+ * Every ELF fact the tool reads. One owner object per ELF image, over
+ * libelf: opening a file or an image in memory, checking that it is an
+ * object the table compiler handles, finding its sections (decompressed
+ * when needed), build-id, debug link and executable segments; called from
+ * the table compiler. And, from the program headers alone, what 'uwprof
+ * record' needs of the objects a process maps: identity, load bias and
+ * program interpreter. No global mutable state.
  */
 #ifndef UWPROF_TOOL_ELF_FILE_H
 #define UWPROF_TOOL_ELF_FILE_H
@@ -90,5 +92,40 @@ int uwprof_elf_in_exec(const struct uwprof_elf *e, uint64_t lo, uint64_t hi);
  */
 int uwprof_elf_vaddr(const struct uwprof_elf *e, uint64_t addr,
 		     const uint8_t **p, size_t *avail);
+
+/* What the program headers of one ELF object say. */
+struct uwprof_elf_info {
+	uint16_t	machine;	/* e_machine */
+	uint8_t		build_id[20];
+	uint32_t	build_id_size;
+	int		nr_load;
+	uint64_t	load_vaddr[16];
+	uint64_t	load_offset[16];
+	uint64_t	load_filesz[16];
+	uint32_t	load_flags[16];	/* p_flags: PF_R, PF_W, PF_X */
+};
+
+/* From a file or an in-memory image. Returns 0, -ENOEXEC or -errno. */
+int uwprof_elf_info_file(const char *path, struct uwprof_elf_info *info);
+int uwprof_elf_info_mem(const void *image, size_t size,
+			struct uwprof_elf_info *info);
+
+/*
+ * The bias of a mapping at 'start' from file offset 'offset' with the
+ * permissions 'pf' (PF_R, PF_W, PF_X of the mapping): object vaddr =
+ * pc - bias. Linkers may start one segment in the file page where the
+ * previous one ends (LLD, gold, -z noseparate-code), so the offset alone
+ * can name two PT_LOADs with different biases: the one whose execute
+ * permission matches the mapping's is the one the loader mapped there.
+ * Returns 0 or -ENOENT when no PT_LOAD holds the offset.
+ */
+int uwprof_elf_bias(const struct uwprof_elf_info *info, uint64_t start,
+		    uint64_t offset, uint32_t pf, uint64_t *bias);
+
+/*
+ * The program interpreter (PT_INTERP) of the executable at 'path', as a
+ * string in 'out'. Returns 0, -ENOENT when it has none, -ENOEXEC or -errno.
+ */
+int uwprof_elf_interp(const char *path, char *out, size_t len);
 
 #endif /* UWPROF_TOOL_ELF_FILE_H */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What 'uwprof record' needs to know about a live process: its executable
- * mappings from /proc/PID/maps, its name, its parent, its vDSO image, and,
- * for the ELF objects it maps, their GNU build-id and the load bias of a
- * mapping (from the program headers). No global state.
+ * mappings from /proc/PID/maps, its name, its parent, its size and its
+ * vDSO image; only /proc is read here (the objects it maps: elf_file.h).
+ * No global state.
  */
 #ifndef UWPROF_TOOL_PROCMAPS_H
 #define UWPROF_TOOL_PROCMAPS_H
@@ -64,34 +64,5 @@ int uwprof_pm_object_path(pid_t pid, const struct uwprof_pm_entry *e,
 
 /* Reads [start, end) of the process's memory (the vDSO). Returns 0 or -errno. */
 int uwprof_pm_read_mem(pid_t pid, uint64_t start, uint64_t end, void **out);
-
-/* What the program headers of one ELF object say. */
-struct uwprof_elf_info {
-	uint16_t	machine;	/* e_machine */
-	uint8_t		build_id[20];
-	uint32_t	build_id_size;
-	int		nr_load;
-	uint64_t	load_vaddr[16];
-	uint64_t	load_offset[16];
-	uint64_t	load_filesz[16];
-	uint32_t	load_flags[16];	/* p_flags: PF_R, PF_W, PF_X */
-};
-
-/* From a file or an in-memory image. Returns 0, -ENOEXEC or -errno. */
-int uwprof_elf_info_file(const char *path, struct uwprof_elf_info *info);
-int uwprof_elf_info_mem(const void *image, size_t size,
-			struct uwprof_elf_info *info);
-
-/*
- * The bias of a mapping at 'start' from file offset 'offset' with the
- * permissions 'pf' (PF_R, PF_W, PF_X of the mapping): object vaddr =
- * pc - bias. Linkers may start one segment in the file page where the
- * previous one ends (LLD, gold, -z noseparate-code), so the offset alone
- * can name two PT_LOADs with different biases: the one whose execute
- * permission matches the mapping's is the one the loader mapped there. Returns 0 or
- * -ENOENT when no PT_LOAD holds the offset.
- */
-int uwprof_elf_bias(const struct uwprof_elf_info *info, uint64_t start,
-		    uint64_t offset, uint32_t pf, uint64_t *bias);
 
 #endif /* UWPROF_TOOL_PROCMAPS_H */

@@ -129,7 +129,7 @@ static void pfw_pad(struct uwprof_pfw *w, size_t start)
 
 /*
  * Starts a record of 'payload' bytes (before padding); returns the buffer
- * offset of its header, or -1 with the error set.
+ * offset of its header, or a negative errno, also kept in w->error.
  */
 static long pfw_begin(struct uwprof_pfw *w, uint32_t type, size_t payload)
 {
@@ -137,13 +137,11 @@ static long pfw_begin(struct uwprof_pfw *w, uint32_t type, size_t payload)
 	size_t total = (sizeof(r) + payload + 7) & ~(size_t)7;
 	long start;
 
-	if (total > PF_REC_MAX) {
-		pfw_fail(w, -E2BIG, "%s: record of %zu bytes too large", w->out.path,
-			 total);
-		return -1;
-	}
+	if (total > PF_REC_MAX)
+		return pfw_fail(w, -E2BIG, "%s: record of %zu bytes too large",
+				w->out.path, total);
 	if (pfw_reserve(w, total))
-		return -1;
+		return w->error;
 	start = (long)w->len;
 	r.type = type;
 	r.size = (uint32_t)total;
@@ -366,19 +364,24 @@ int uwprof_pfw_commit(struct uwprof_pfw *w)
 
 /* ---------------------------------------------------------------- reader */
 
-/* A bounded cursor over one record's payload. */
+/*
+ * A bounded cursor over one record's payload. The first failure sticks:
+ * -EINVAL when a read runs past the record, -ENOMEM when a copy fails;
+ * later reads return zeros and NULL, so a parser checks once at the end.
+ */
 struct pf_cur {
 	const uint8_t	*p;
 	size_t		left;
-	int		bad;
+	int		err;
 };
 
 static int cur_get(struct pf_cur *c, void *dst, size_t n)
 {
-	if (c->bad || n > c->left) {
-		c->bad = 1;
+	if (c->err || n > c->left) {
+		if (!c->err)
+			c->err = -EINVAL;
 		memset(dst, 0, n);
-		return -1;
+		return c->err;
 	}
 	memcpy(dst, c->p, n);
 	c->p += n;
@@ -390,8 +393,9 @@ static const uint8_t *cur_take(struct pf_cur *c, size_t n)
 {
 	const uint8_t *p = c->p;
 
-	if (c->bad || n > c->left) {
-		c->bad = 1;
+	if (c->err || n > c->left) {
+		if (!c->err)
+			c->err = -EINVAL;
 		return NULL;
 	}
 	c->p += n;
@@ -421,7 +425,7 @@ static const char *cur_str(struct pf_cur *c, struct pf_strs *keep)
 		char **nv = realloc(keep->v, cap * sizeof(*nv));
 
 		if (!nv) {
-			c->bad = 2;
+			c->err = -ENOMEM;
 			return NULL;
 		}
 		keep->v = nv;
@@ -429,7 +433,7 @@ static const char *cur_str(struct pf_cur *c, struct pf_strs *keep)
 	}
 	s = malloc((size_t)n + 1);
 	if (!s) {
-		c->bad = 2;
+		c->err = -ENOMEM;
 		return NULL;
 	}
 	memcpy(s, p, n);
@@ -493,10 +497,10 @@ static int pf_header(struct pf_priv *pp, struct pf_cur *c)
 	h->hostname = cur_str(c, &pp->strs);
 	h->release = cur_str(c, &pp->strs);
 	h->cmdline = cur_str(c, &pp->strs);
-	if (c->bad)
-		return -1;
+	if (c->err)
+		return c->err;
 	if (f.arch != UWPROF_ARCH_X86_64 && f.arch != UWPROF_ARCH_ARM64)
-		return -1;
+		return -EINVAL;
 	return 0;
 }
 
@@ -517,11 +521,11 @@ static int pf_object(struct pf_priv *pp, struct pf_cur *c)
 	memcpy(o->build_id, f.build_id, sizeof(o->build_id));
 	o->path = cur_str(c, &pp->strs);
 	cur_get(c, &isz, 8);
-	if (c->bad)
-		return -1;
+	if (c->err)
+		return c->err;
 	if (isz > c->left || f.build_id_size > UWPROF_PF_BUILD_ID_MAX ||
 	    !f.object_id)
-		return -1;
+		return -EINVAL;
 	o->image = isz ? cur_take(c, (size_t)isz) : NULL;
 	o->image_size = isz;
 	pp->pub.nr_objects++;
@@ -539,8 +543,10 @@ static int pf_maps(struct pf_priv *pp, struct pf_cur *c)
 		return -ENOMEM;
 	m = &pp->pub.maps[pp->pub.nr_maps];
 	cur_get(c, &f, sizeof(f));
-	if (c->bad || f.nr_maps > c->left / sizeof(*v))
-		return -1;
+	if (c->err)
+		return c->err;
+	if (f.nr_maps > c->left / sizeof(*v))
+		return -EINVAL;
 	/* The fixed part keeps the array 8-byte aligned inside the mapping. */
 	v = (const void *)cur_take(c, (size_t)f.nr_maps * sizeof(*v));
 	m->time_ns = f.time_ns;
@@ -548,13 +554,13 @@ static int pf_maps(struct pf_priv *pp, struct pf_cur *c)
 	m->nr_maps = f.nr_maps;
 	m->maps = v;
 	m->comm = cur_str(c, &pp->strs);
-	if (c->bad)
-		return -1;
+	if (c->err)
+		return c->err;
 	for (i = 0; i < f.nr_maps; i++) {
 		if (v[i].start >= v[i].end)
-			return -1;
+			return -EINVAL;
 		if (i && v[i].start < v[i - 1].end)
-			return -1;
+			return -EINVAL;
 	}
 	pp->pub.nr_maps++;
 	return 0;
@@ -570,11 +576,11 @@ static int pf_sample(struct pf_priv *pp, struct pf_cur *c)
 		return -ENOMEM;
 	s = &pp->pub.samples[pp->pub.nr_samples];
 	cur_get(c, &f, sizeof(f));
-	if (c->bad)
-		return -1;
+	if (c->err)
+		return c->err;
 	n = (size_t)f.nr_kernel + f.nr_user;
 	if (n > c->left / 8)
-		return -1;
+		return -EINVAL;
 	s->time_ns = f.time_ns;
 	s->pid = f.pid;
 	s->tid = f.tid;
@@ -601,8 +607,8 @@ static int pf_thread(struct pf_priv *pp, struct pf_cur *c)
 	t->pid = f.pid;
 	t->tid = f.tid;
 	t->comm = cur_str(c, &pp->strs);
-	if (c->bad)
-		return -1;
+	if (c->err)
+		return c->err;
 	pp->pub.nr_threads++;
 	return 0;
 }
@@ -616,8 +622,10 @@ static int pf_ksyms(struct pf_priv *pp, struct pf_cur *c)
 
 	cur_get(c, &n, 8);
 	/* Each entry takes at least 24 bytes. */
-	if (c->bad || n > c->left / 24)
-		return -1;
+	if (c->err)
+		return c->err;
+	if (n > c->left / 24)
+		return -EINVAL;
 	k = realloc(pf->ksyms, (old + n + 1) * sizeof(*k));
 	if (!k)
 		return -ENOMEM;
@@ -630,13 +638,13 @@ static int pf_ksyms(struct pf_priv *pp, struct pf_cur *c)
 		cur_get(c, &e->addr, 8);
 		cur_get(c, &e->size, 8);
 		e->name = cur_str(c, &pp->strs);
-		if (c->bad)
-			return -1;
+		if (c->err)
+			return c->err;
 		used = (size_t)(c->p - at);
 		if (used & 7)
 			cur_take(c, 8 - (used & 7));
-		if (c->bad)
-			return -1;
+		if (c->err)
+			return c->err;
 	}
 	pf->nr_ksyms = old + n;
 	return 0;
@@ -657,7 +665,7 @@ static int pf_one(struct pf_priv *pp, uint32_t type, struct pf_cur *c)
 		struct uwprof_pf_lost_rec r;
 
 		if (cur_get(c, &r, sizeof(r)))
-			return -1;
+			return c->err;
 		pf->lost += r.count;
 		pf->nr_lost_recs++;
 		return 0;
@@ -665,8 +673,10 @@ static int pf_one(struct pf_priv *pp, uint32_t type, struct pf_cur *c)
 	case UWPROF_PF_EXIT: {
 		struct uwprof_pf_exit_rec r;
 
-		if (cur_get(c, &r, sizeof(r)) || r.exec > 1)
-			return -1;
+		if (cur_get(c, &r, sizeof(r)))
+			return c->err;
+		if (r.exec > 1)
+			return -EINVAL;
 		if (PF_PUSH(pp, exits, nr_exits, cap_exits))
 			return -ENOMEM;
 		pf->exits[pf->nr_exits++] = r;
@@ -678,11 +688,11 @@ static int pf_one(struct pf_priv *pp, uint32_t type, struct pf_cur *c)
 		return pf_ksyms(pp, c);
 	case UWPROF_PF_STATS:
 		if (cur_get(c, &pf->stats, sizeof(pf->stats)))
-			return -1;
+			return c->err;
 		pf->has_stats = 1;
 		return 0;
 	case UWPROF_PF_HEADER:
-		return -1;	/* only one, and first */
+		return -EINVAL;	/* only one, and first */
 	default:
 		pf->skipped_recs++;
 		return 0;
@@ -779,20 +789,17 @@ static int pf_parse(struct pf_priv *pp, char *err, size_t errlen)
 		}
 		c.p = pf->data + off + sizeof(r);
 		c.left = r.size - sizeof(r);
-		c.bad = 0;
-		if (first)
-			ret = r.type == UWPROF_PF_HEADER ? pf_header(pp, &c) : -2;
-		else
-			ret = pf_one(pp, r.type, &c);
-		if (ret == -ENOMEM || c.bad == 2) {
-			snprintf(err, errlen, "%s: out of memory", pf->path);
-			return -ENOMEM;
-		}
-		if (ret == -2) {
+		c.err = 0;
+		if (first && r.type != UWPROF_PF_HEADER) {
 			snprintf(err, errlen,
 				 "%s: corrupt: first record at offset %zu is %s, not header",
 				 pf->path, off, tn);
 			return -EINVAL;
+		}
+		ret = first ? pf_header(pp, &c) : pf_one(pp, r.type, &c);
+		if (ret == -ENOMEM) {
+			snprintf(err, errlen, "%s: out of memory", pf->path);
+			return -ENOMEM;
 		}
 		if (ret) {
 			snprintf(err, errlen,

@@ -6,7 +6,6 @@
  * command's own objects compiled before it starts.
  */
 #define _GNU_SOURCE
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -270,36 +269,6 @@ static int find_in_path(const char *cmd, char *out, size_t len)
 	return -1;
 }
 
-/* The program interpreter (PT_INTERP) of an ELF executable. */
-static int elf_interp(const char *path, char *out, size_t len)
-{
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), i, ret = -1;
-
-	if (fd < 0)
-		return -1;
-	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) &&
-	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
-	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(ph)) {
-		for (i = 0; i < eh.e_phnum && i < 256; i++) {
-			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
-			    sizeof(ph))
-				break;
-			if (ph.p_type != PT_INTERP || !ph.p_filesz || ph.p_filesz >= len)
-				continue;
-			if (pread(fd, out, ph.p_filesz, (off_t)ph.p_offset) ==
-			    (ssize_t)ph.p_filesz) {
-				out[ph.p_filesz] = 0;
-				ret = 0;
-			}
-			break;
-		}
-	}
-	close(fd);
-	return ret;
-}
-
 static void prewarm_one(struct recorder *r, const char *path)
 {
 	struct uwprof_pm_entry e = { .kind = UWPROF_PM_FILE };
@@ -339,7 +308,7 @@ void rec_prewarm_cmd(struct recorder *r)
 	if (find_in_path(r->o.cmd[0], exe, sizeof(exe)))
 		return;
 	prewarm_one(r, exe);
-	if (elf_interp(exe, interp, sizeof(interp)))
+	if (uwprof_elf_interp(exe, interp, sizeof(interp)))
 		return;
 	prewarm_one(r, interp);
 	if (pipe2(fds, O_CLOEXEC))

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "device.h"
+#include "elf_file.h"
 #include "procmaps.h"
 #include "profile_file.h"
 #include "ring_reader.h"

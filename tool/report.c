@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,25 +248,26 @@ free:
 	return ret;
 }
 
+/* Returns 0, or a negative errno with one line naming 'path' in 'msg'. */
 static int write_named(const struct uwprof_rep *r, const char *path,
 		       int (*fn)(const struct uwprof_rep *, FILE *,
 				 const char *),
-		       const char *title)
+		       const char *title, char *msg, size_t msglen)
 {
 	struct uwprof_rep_out out;
 	int ret;
 
-	ret = uwprof_rep_out_open(&out, path);
+	ret = uwprof_rep_out_open(&out, path, msg, msglen);
 	if (ret)
 		return ret;
 	ret = fn(r, out.f, title);
 	if (ret) {
-		fprintf(stderr, "uwprof: %s: %s, nothing written\n", path,
-			strerror(-ret));
+		snprintf(msg, msglen, "%s: %s, nothing written", path,
+			 strerror(-ret));
 		uwprof_rep_out_abort(&out);
 		return ret;
 	}
-	return uwprof_rep_out_commit(&out);
+	return uwprof_rep_out_commit(&out, msg, msglen);
 }
 
 static int pprof_fn(const struct uwprof_rep *r, FILE *f, const char *title)
@@ -349,21 +351,35 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 int uwprof_cmd_report(int argc, char **argv)
 {
 	struct report_opts o = { .input = "uwprof.data", .max_rows = 0 };
+	char msg[PATH_MAX + 256];
 	struct uwprof_rep r;
 	int ret, err = 0;
+	size_t i;
 
 	ret = parse_opts(argc, argv, &o);
 	if (ret) {
 		report_usage(ret > 0 ? stdout : stderr);
 		return ret > 0 ? UWPROF_EX_OK : UWPROF_EX_USAGE;
 	}
-	if (uwprof_rep_load(&r, o.input, o.lines))
+	ret = uwprof_rep_load(&r, o.input, o.lines, msg, sizeof(msg));
+	for (i = 0; i < r.nr_warnings; i++)
+		fprintf(stderr, "uwprof: warning: %s\n", r.warnings[i]);
+	if (ret) {
+		fprintf(stderr, "uwprof: %s\n", msg);
+		uwprof_rep_free(&r);
 		return UWPROF_EX_ERROR;
+	}
 	r.mark_incomplete = o.mark_incomplete;
-	if (o.pprof)
-		err |= write_named(&r, o.pprof, pprof_fn, NULL) != 0;
-	if (o.svg)
-		err |= write_named(&r, o.svg, uwprof_svg_write, o.input) != 0;
+	if (o.pprof && write_named(&r, o.pprof, pprof_fn, NULL, msg,
+				   sizeof(msg))) {
+		fprintf(stderr, "uwprof: %s\n", msg);
+		err = 1;
+	}
+	if (o.svg && write_named(&r, o.svg, uwprof_svg_write, o.input, msg,
+				 sizeof(msg))) {
+		fprintf(stderr, "uwprof: %s\n", msg);
+		err = 1;
+	}
 	if (o.folded) {
 		ret = uwprof_folded_write(&r, stdout);
 		if (ret == -ENOMEM)
@@ -375,7 +391,10 @@ int uwprof_cmd_report(int argc, char **argv)
 			err = 1;
 		}
 	}
-	err |= uwprof_rep_stdout_done("report") != 0;
+	if (uwprof_rep_stdout_done("report", msg, sizeof(msg))) {
+		fprintf(stderr, "uwprof: %s\n", msg);
+		err = 1;
+	}
 	uwprof_rep_free(&r);
 	return err ? UWPROF_EX_ERROR : UWPROF_EX_OK;
 }

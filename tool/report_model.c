@@ -241,8 +241,30 @@ static void frame_kernel(struct uwprof_rep *r, struct uwprof_rep_frame *f,
 	}
 }
 
-static void frame_user(struct uwprof_rep *r, struct uwprof_rep_frame *f,
-		       const struct uwprof_pf_maps *maps, uint64_t addr_adj)
+/* Keeps one warning line for the command to show. Returns 0 or -ENOMEM. */
+static int warn_add(struct uwprof_rep *r, const char *what)
+{
+	char **v;
+
+	if (r->nr_warnings == r->cap_warnings) {
+		size_t nc = r->cap_warnings ? r->cap_warnings * 2 : 8;
+
+		v = realloc(r->warnings, nc * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		r->warnings = v;
+		r->cap_warnings = nc;
+	}
+	if (asprintf(&r->warnings[r->nr_warnings],
+		     "%s: its frames stay unresolved", what) < 0)
+		return -ENOMEM;
+	r->nr_warnings++;
+	return 0;
+}
+
+/* Returns 0 or -ENOMEM; an object that cannot be read leaves a warning. */
+static int frame_user(struct uwprof_rep *r, struct uwprof_rep_frame *f,
+		      const struct uwprof_pf_maps *maps, uint64_t addr_adj)
 {
 	const struct uwprof_pf_object *obj = NULL;
 	const struct uwprof_pf_map *m;
@@ -254,13 +276,13 @@ static void frame_user(struct uwprof_rep *r, struct uwprof_rep_frame *f,
 
 	m = maps ? uwprof_pf_map_find(maps, f->ip) : NULL;
 	if (!m)
-		return;
+		return 0;
 	f->vaddr = f->ip - m->bias;
 	if (m->object_id)
 		obj = uwprof_pf_object_find(r->pf, m->object_id);
 	f->map = map_get(r, m, obj);
 	if (!obj)
-		return;
+		return 0;
 	f->dso = obj->path;
 	if (!(obj->flags & UWPROF_PF_OBJ_HASH_KEY)) {
 		bid = obj->build_id;
@@ -274,21 +296,17 @@ static void frame_user(struct uwprof_rep *r, struct uwprof_rep_frame *f,
 	else
 		h = uwprof_syms_object(r->syms, obj->path, NULL, 0, bid,
 				       bid_size, err, sizeof(err));
-	if (h < 0) {
-		if (err[0])
-			fprintf(stderr,
-				"uwprof: warning: %s: its frames stay unresolved\n",
-				err);
-		return;
-	}
+	if (h < 0)
+		return err[0] ? warn_add(r, err) : 0;
 	if (uwprof_syms_lookup(r->syms, h, addr_adj - m->bias, &res))
-		return;
+		return 0;
 	if (res.name) {
 		f->sym = res.name;
 		f->sym_start = res.start + m->bias;
 	}
 	f->file = res.file;
 	f->line = res.line;
+	return 0;
 }
 
 /*
@@ -329,8 +347,8 @@ static long frame_get(struct uwprof_rep *r, const struct uwprof_pf_maps *maps,
 	f->map = -1;
 	if (kernel)
 		frame_kernel(r, f, adj);
-	else
-		frame_user(r, f, maps, adj);
+	else if (frame_user(r, f, maps, adj))
+		return -ENOMEM;
 	base = uwprof_rep_basename(f->dso);
 	if (f->sym) {
 		f->label = strdup(f->sym);
@@ -393,12 +411,12 @@ static int sample_time_cmp(const void *a, const void *b)
 	return x->frames < y->frames ? -1 : x->frames > y->frames;
 }
 
-int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines)
+int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines,
+		    char *err, size_t errlen)
 {
 	const struct uwprof_pf_sample *ps;
 	const struct uwprof_pf_maps *maps;
 	struct uwprof_rep_sample *s;
-	char err[600];
 	size_t i, total = 0, used = 0, any_kernel = 0;
 	uint32_t j, n;
 	long fi;
@@ -407,11 +425,9 @@ int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines)
 	memset(r, 0, sizeof(*r));
 	r->path = path;
 	r->lines = lines;
-	ret = uwprof_pf_open(path, &r->pf, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "uwprof: %s\n", err);
+	ret = uwprof_pf_open(path, &r->pf, err, errlen);
+	if (ret)
 		return ret;
-	}
 	r->event = r->pf->hdr.event == UWPROF_PF_EV_CYCLES ? "cycles" :
 		   "cpu-clock";
 	r->syms = uwprof_syms_new(lines);
@@ -482,8 +498,7 @@ int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines)
 	qsort(r->samples, r->nr_samples, sizeof(*r->samples), sample_time_cmp);
 	return 0;
 nomem:
-	fprintf(stderr, "uwprof: %s: out of memory\n", path);
-	uwprof_rep_free(r);
+	snprintf(err, errlen, "%s: out of memory", path);
 	return -ENOMEM;
 }
 
@@ -500,6 +515,9 @@ void uwprof_rep_free(struct uwprof_rep *r)
 		free(r->pool[i]);
 	free(r->pool);
 	free(r->maps);
+	for (i = 0; i < r->nr_warnings; i++)
+		free(r->warnings[i]);
+	free(r->warnings);
 	free(r->samples);
 	free(r->chains);
 	hash_free(r->frame_hash);
@@ -509,19 +527,21 @@ void uwprof_rep_free(struct uwprof_rep *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int uwprof_rep_out_open(struct uwprof_rep_out *o, const char *path)
+int uwprof_rep_out_open(struct uwprof_rep_out *o, const char *path,
+			char *msg, size_t msglen)
 {
 	int fd, err;
 
 	o->f = NULL;
 	err = uwprof_afile_open(&o->file, path, 0666);
 	if (err == -ENOMEM) {
-		fprintf(stderr, "uwprof: %s: out of memory\n", path);
+		snprintf(msg, msglen, "%s: out of memory", path);
 		return err;
 	}
 	if (err) {
-		fprintf(stderr, "uwprof: %s: cannot create a temporary file next to it: %s\n",
-			path, strerror(-err));
+		snprintf(msg, msglen,
+			 "%s: cannot create a temporary file next to it: %s",
+			 path, strerror(-err));
 		return err;
 	}
 	/* The stream gets its own descriptor: the commit syncs and closes ours. */
@@ -532,7 +552,7 @@ int uwprof_rep_out_open(struct uwprof_rep_out *o, const char *path)
 		if (fd >= 0)
 			close(fd);
 		uwprof_afile_abort(&o->file);
-		fprintf(stderr, "uwprof: %s: %s\n", path, strerror(err));
+		snprintf(msg, msglen, "%s: %s", path, strerror(err));
 		return -err;
 	}
 	return 0;
@@ -548,7 +568,7 @@ const char *uwprof_rep_incomplete_mark(const struct uwprof_rep *r,
 	return r->marks[st < UWPROF_PF_STOP__COUNT ? st : UWPROF_PF_STOP__COUNT];
 }
 
-int uwprof_rep_out_commit(struct uwprof_rep_out *o)
+int uwprof_rep_out_commit(struct uwprof_rep_out *o, char *msg, size_t msglen)
 {
 	char *path = strdup(o->file.path);
 	int err = 0;
@@ -563,8 +583,8 @@ int uwprof_rep_out_commit(struct uwprof_rep_out *o)
 	else
 		err = -uwprof_afile_commit(&o->file);
 	if (err)
-		fprintf(stderr, "uwprof: %s: write failed, nothing written: %s\n",
-			path ? path : "output", strerror(err));
+		snprintf(msg, msglen, "%s: write failed, nothing written: %s",
+			 path ? path : "output", strerror(err));
 	free(path);
 	return -err;
 }
@@ -577,15 +597,15 @@ void uwprof_rep_out_abort(struct uwprof_rep_out *o)
 	uwprof_afile_abort(&o->file);
 }
 
-int uwprof_rep_stdout_done(const char *what)
+int uwprof_rep_stdout_done(const char *what, char *msg, size_t msglen)
 {
 	int err = 0;
 
 	if (fflush(stdout) || ferror(stdout))
 		err = errno ? errno : EIO;
 	if (err) {
-		fprintf(stderr, "uwprof: %s: writing to standard output: %s\n",
-			what, strerror(err));
+		snprintf(msg, msglen, "%s: writing to standard output: %s",
+			 what, strerror(err));
 		return -err;
 	}
 	return 0;

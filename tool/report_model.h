@@ -7,7 +7,8 @@
  * table, perf-script text, folded stacks, pprof, SVG) only read it. Also
  * the output-file helper that writes to a temporary name and renames, so a
  * failed write never leaves a partial file under the final name.
- * Called from the report and script commands; single-threaded.
+ * Called from the report and script commands, which print what it reports:
+ * nothing here writes to stderr. Single-threaded.
  */
 #ifndef UWPROF_TOOL_REPORT_MODEL_H
 #define UWPROF_TOOL_REPORT_MODEL_H
@@ -19,8 +20,8 @@
 #include <linux/uwprof.h>
 
 #include "atomic_file.h"
+#include "profile_file.h"
 
-struct uwprof_pf;
 struct uwprof_syms;
 
 /* A mapping, for pprof's mapping table. */
@@ -95,7 +96,11 @@ struct uwprof_rep {
 	/* folded and SVG output: a root-side frame naming the stop reason */
 	int		mark_incomplete;
 	/* "[incomplete: <stop>]" by stop reason, then for an unknown one */
-	const char	*marks[UWPROF_STOP__COUNT + 1];
+	const char	*marks[UWPROF_PF_STOP__COUNT + 1];
+	/* lines for the command to show as warnings, in the order found */
+	char		**warnings;
+	size_t		nr_warnings;
+	size_t		cap_warnings;
 };
 
 /*
@@ -107,10 +112,13 @@ const char *uwprof_rep_incomplete_mark(const struct uwprof_rep *r,
 
 /*
  * Open the profile at 'path' and symbolize it. Returns 0, or a negative
- * errno after printing one line on stderr (naming the file, and for a
- * corrupt file the record and byte offset).
+ * errno with one line in 'err' (naming the file, and for a corrupt file the
+ * record and byte offset). Objects whose symbols cannot be read leave a
+ * line each in r->warnings, also when loading fails later. Either way,
+ * release 'r' with uwprof_rep_free().
  */
-int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines);
+int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines,
+		    char *err, size_t errlen);
 void uwprof_rep_free(struct uwprof_rep *r);
 
 /* The basename of a path (the part after the last '/'). */
@@ -120,19 +128,23 @@ const char *uwprof_rep_basename(const char *path);
  * Output to a named file, all or nothing (atomic_file.h): written to a
  * temporary file in the same directory, flushed, synced and renamed over
  * 'path' by uwprof_rep_out_commit(); on any failure the temporary file is
- * removed, one line naming 'path' is printed, and a negative errno
- * returned.
+ * removed and a negative errno returned with one line naming 'path' in
+ * 'msg'.
  */
 struct uwprof_rep_out {
 	FILE		*f;
 	struct uwprof_afile file;
 };
 
-int uwprof_rep_out_open(struct uwprof_rep_out *o, const char *path);
-int uwprof_rep_out_commit(struct uwprof_rep_out *o);
+int uwprof_rep_out_open(struct uwprof_rep_out *o, const char *path,
+			char *msg, size_t msglen);
+int uwprof_rep_out_commit(struct uwprof_rep_out *o, char *msg, size_t msglen);
 void uwprof_rep_out_abort(struct uwprof_rep_out *o);
 
-/* Flush stdout and report a write error (disk full, closed pipe). */
-int uwprof_rep_stdout_done(const char *what);
+/*
+ * Flush stdout. Returns 0, or a negative errno for a write error (disk
+ * full, closed pipe) with one line naming 'what' in 'msg'.
+ */
+int uwprof_rep_stdout_done(const char *what, char *msg, size_t msglen);
 
 #endif /* UWPROF_TOOL_REPORT_MODEL_H */

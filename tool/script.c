@@ -20,6 +20,7 @@
  * away a profile whose first sample is incomplete.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -92,8 +93,10 @@ int uwprof_cmd_script(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = "uwprof.data";
+	char msg[PATH_MAX + 256];
 	struct uwprof_rep r;
 	int c, lines = 0, ret;
+	size_t i;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:h", opts, NULL)) != -1) {
@@ -118,10 +121,18 @@ int uwprof_cmd_script(int argc, char **argv)
 		script_usage(stderr);
 		return UWPROF_EX_USAGE;
 	}
-	if (uwprof_rep_load(&r, input, lines))
+	ret = uwprof_rep_load(&r, input, lines, msg, sizeof(msg));
+	for (i = 0; i < r.nr_warnings; i++)
+		fprintf(stderr, "uwprof: warning: %s\n", r.warnings[i]);
+	if (ret) {
+		fprintf(stderr, "uwprof: %s\n", msg);
+		uwprof_rep_free(&r);
 		return UWPROF_EX_ERROR;
+	}
 	script_print(&r, stdout, lines);
-	ret = uwprof_rep_stdout_done("script");
+	ret = uwprof_rep_stdout_done("script", msg, sizeof(msg));
+	if (ret)
+		fprintf(stderr, "uwprof: %s\n", msg);
 	uwprof_rep_free(&r);
 	return ret ? UWPROF_EX_ERROR : UWPROF_EX_OK;
 }

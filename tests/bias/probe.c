@@ -2,7 +2,7 @@
 /*
  * Runs a program that prints "SYMBOL ADDRESS" lines for functions it can
  * see, and for each address prints where uwprof's load-bias rule
- * (tool/procmaps.c) places it in its object:
+ * (tool/elf_file.c) places it in its object:
  *
  *   SYMBOL PATH VADDR ADDRESS START OFFSET PF
  *
@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "elf_file.h"
 #include "procmaps.h"
 
 static int place(pid_t pid, const char *sym, uint64_t addr)
