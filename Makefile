@@ -67,7 +67,7 @@ check-host: deps
 check-guest: deps
 	tests/check --guest
 
-# Slow (about two hours under TCG), so not part of check.
+# Slow (each guest takes 5 to 15 minutes under TCG), so not part of check.
 matrix: deps
 	tests/matrix
 
