@@ -10,6 +10,8 @@
 #   make tool
 #   make demo             profile the bundled demo, write a flamegraph
 #   make check            every test: host tests and the four guest targets
+#   make matrix           module builds and in-guest suite on every supported
+#                         kernel (5.10, 6.1, 6.12, 6.12-rt, unstable)
 #   make accuracy         stack-accuracy suite in the four guests, vs perf
 #   make bench            overhead figures, written to docs/results.md
 #   make dkms-install     install the module through DKMS
@@ -36,7 +38,7 @@ VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 
 .PHONY: all module module-clean tool deps demo check check-host check-guest realprog install \
 	dkms-install dkms-uninstall fuzz bench-table clean accuracy bench \
-	stress kernel-debug check-debug
+	stress kernel-debug check-debug matrix
 
 all: tool
 ifneq ($(wildcard $(KDIR)/Makefile),)
@@ -66,6 +68,10 @@ check-host: deps
 
 check-guest: deps
 	tests/check --guest
+
+# Slow (each guest takes 5 to 15 minutes under TCG), so not part of check.
+matrix: deps
+	tests/matrix
 
 fuzz:
 	$(MAKE) -C tool fuzz

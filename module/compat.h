@@ -2,7 +2,9 @@
 /*
  * Every kernel-version and architecture difference the module's own files
  * care about lives here, so the .c files stay free of #if. Supported:
- * Linux 6.1 and 6.12 (Debian 12 and its backports), x86_64 and arm64.
+ * Linux 5.10 to 7.2 as Debian builds them (bullseye's 5.10, bookworm's 6.1
+ * and 6.12, trixie's 6.12 PREEMPT_RT, sid's current kernel), x86_64 and
+ * arm64.
  * Everything here is usable from NMI.
  */
 #ifndef _UWPROF_COMPAT_H
@@ -19,6 +21,11 @@
 #define uwprof_compat_vm_flags_set(vma, f)	vm_flags_set(vma, f)
 #else
 #define uwprof_compat_vm_flags_set(vma, f)	((vma)->vm_flags |= (f))
+#endif
+
+/* arm64 names the largest user address space only from 5.11 on. */
+#if !defined(TASK_SIZE_MAX) && defined(CONFIG_ARM64)
+#define TASK_SIZE_MAX	(UL(1) << VA_BITS)
 #endif
 
 /* io_uring and vhost workers: user-space-cloned kernel threads (6.4+). */

@@ -11,6 +11,7 @@
  * disabled by the tracepoint (may not sleep, may be interrupted by the
  * sample path). Registration runs in process context at load and unload.
  */
+#include <linux/binfmts.h>
 #include <linux/kernel.h>
 #include <linux/rculist.h>
 #include <linux/sched.h>
