@@ -137,9 +137,8 @@ struct uwprof_rule_cache_ent {
 	 * fast loop (unwind.c); 0 for rows only the general step takes.
 	 */
 	u8 kind;
-	u8 __pad;
-	u16 span;	/* bytes below the CFA the fast loop reads */
-	u32 __pad2;
+	u8 __pad[3];
+	u32 span;	/* bytes below the CFA the fast loop reads */
 };
 
 struct uwprof_rule_cache {
