@@ -155,6 +155,9 @@ struct uwprof_rule_cache {
 	u16 next[1U << UWPROF_RULE_CACHE_NEXT_BITS];
 };
 
+static_assert((sizeof(struct uwprof_rule_cache_ent) << UWPROF_RULE_CACHE_BITS) <=
+	      1U << 16, "next[] holds byte offsets into ent[] in 16 bits");
+
 /*
  * How far into a function without a frame record pc may be for a direct
  * call to that function's start to prove lr its return address: leaf code
