@@ -37,6 +37,15 @@ static atomic64_t uwprof_table_ids = ATOMIC64_INIT(0);
 	(4096ULL + 6ULL * UWPROF_TABLE_MAX_ROWS + 8 +			\
 	 sizeof(struct uwprof_rule) * (u64)UWPROF_TABLE_MAX_RULES)
 
+/*
+ * The blob layout of UWPROF_TABLE_VERSION, as the tool builds it
+ * (tool/table_blob.c asserts the same): a change here needs a new version.
+ */
+static_assert(sizeof(struct uwprof_table_hdr) == 56);
+static_assert(sizeof(struct uwprof_rule) == 24);
+static_assert(offsetof(struct uwprof_rule, fp_off) == 8);
+static_assert(offsetof(struct uwprof_rule, cfa_arg) == 16);
+
 u64 uwprof_store_mem_used(void)
 {
 	return atomic64_read(&uwprof_mem_used);

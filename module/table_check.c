@@ -31,7 +31,7 @@
  * register) stop or degrade that one frame at run time rather than
  * rejecting the object's whole table here.
  */
-static bool reg_rule_ok(u8 type, s16 off)
+static bool reg_rule_ok(u8 type, s32 off)
 {
 	switch (type) {
 	case UWPROF_REG_SAME:
@@ -53,7 +53,7 @@ static bool rule_ok(const struct uwprof_rule *r)
 	u8 known = UWPROF_RULE_SIGNAL | UWPROF_RULE_REGS |
 		   (UWPROF_ARCH_HAS_PAC ? UWPROF_RULE_PAC : 0);
 
-	if (r->__reserved[0] || r->__reserved[1] || r->__reserved[2])
+	if (r->__reserved)
 		return false;
 	if (r->flags & ~known)
 		return false;

@@ -87,7 +87,7 @@ static __always_inline u32 rule_cache_slot(u64 at)
 static void rule_kind(struct uwprof_rule_cache_ent *e)
 {
 	const struct uwprof_rule *r = &e->rule;
-	s32 lo = r->ra_off, hi = r->ra_off;
+	s64 lo = r->ra_off, hi = r->ra_off;
 	u8 kind = KIND_FAST;
 
 	e->kind = 0;
@@ -102,7 +102,7 @@ static void rule_kind(struct uwprof_rule_cache_ent *e)
 		kind |= KIND_REGS;
 	if (r->fp_type == UWPROF_REG_AT_CFA) {
 		kind |= KIND_FP_SAVED;
-		if (r->fp_off + 8 == r->ra_off)
+		if ((s64)r->fp_off + 8 == r->ra_off)
 			kind |= KIND_PAIR;
 		lo = r->fp_off < lo ? r->fp_off : lo;
 		hi = r->fp_off > hi ? r->fp_off : hi;
@@ -117,7 +117,7 @@ static void rule_kind(struct uwprof_rule_cache_ent *e)
 		   (r->cfa_off & (UWPROF_ARCH_SP_ALIGN - 1))) {
 		return;
 	}
-	e->span = (u16)-lo;
+	e->span = (u32)-lo;
 	e->kind = kind;
 }
 
@@ -356,7 +356,7 @@ static u32 step_no_row(struct walk *w, u32 flags, u32 reason, u32 *fp_used)
 }
 
 /* Value of a register rule for the caller; false if it cannot be had. */
-static bool reg_value(struct walk *w, u8 type, s16 off, u64 cfa, u64 self,
+static bool reg_value(struct walk *w, u8 type, s32 off, u64 cfa, u64 self,
 		      bool self_ok, u64 *val)
 {
 	switch (type) {
@@ -463,7 +463,8 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 		break;
 	case UWPROF_REG_AT_CFA:
 		/* fp saved just below ra (push rbp, stp x29, x30): one read. */
-		if (r->fp_type == UWPROF_REG_AT_CFA && r->fp_off + 8 == r->ra_off) {
+		if (r->fp_type == UWPROF_REG_AT_CFA &&
+		    (s64)r->fp_off + 8 == r->ra_off) {
 			u64 pair[2];
 
 			if (read_words(w, cfa + (s64)r->fp_off, pair, 2))

@@ -137,9 +137,8 @@ struct uwprof_rule_cache_ent {
 	 * fast loop (unwind.c); 0 for rows only the general step takes.
 	 */
 	u8 kind;
-	u8 __pad;
-	u16 span;	/* bytes below the CFA the fast loop reads */
-	u32 __pad2;
+	u8 __pad[3];
+	u32 span;	/* bytes below the CFA the fast loop reads */
 };
 
 struct uwprof_rule_cache {
@@ -155,6 +154,9 @@ struct uwprof_rule_cache {
 	 */
 	u16 next[1U << UWPROF_RULE_CACHE_NEXT_BITS];
 };
+
+static_assert((sizeof(struct uwprof_rule_cache_ent) << UWPROF_RULE_CACHE_BITS) <=
+	      1U << 16, "next[] holds byte offsets into ent[] in 16 bits");
 
 /*
  * How far into a function without a frame record pc may be for a direct

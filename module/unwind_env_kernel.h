@@ -13,6 +13,7 @@
 #define _UWPROF_UNWIND_ENV_KERNEL_H
 
 #include <linux/types.h>
+#include <linux/build_bug.h>
 #include <linux/errno.h>
 #include <linux/compiler.h>
 #include <linux/bits.h>

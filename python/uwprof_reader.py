@@ -55,6 +55,7 @@ __all__ = ['Session', 'Sample', 'proc_maps', 'elf_bias', 'Symbols',
 
 # ---- ABI constants (include/uapi/linux/uwprof.h)
 ABI_VERSION = 1
+TABLE_MAGIC = 0x55575442          # "UWTB"
 ARCH_X86_64, ARCH_ARM64 = 1, 2
 
 START_SYSTEM_WIDE = 1 << 0
@@ -258,6 +259,7 @@ class Session:
             self.close()
             raise UwprofError(errno.EPROTO, 'module ABI %d, this reader speaks %d' %
                               (v['abi_version'], ABI_VERSION))
+        self._table_version = v['table_version']
 
     def __enter__(self):
         return self
@@ -294,6 +296,14 @@ class Session:
 
     def table_add(self, object_id, blob):
         """Uploads a table blob (bytes) under a non-zero object id."""
+        # A blob of another format is refused as malformed (EINVAL); say why.
+        if len(blob) >= 6 and struct.unpack_from('<I', blob)[0] == TABLE_MAGIC:
+            fmt = struct.unpack_from('<H', blob, 4)[0]
+            if fmt != self._table_version:
+                raise UwprofError(errno.EPROTO,
+                                  'table blob format %d, the module reads %d: '
+                                  'write it again with a matching uwprof' %
+                                  (fmt, self._table_version))
         buf = ctypes.create_string_buffer(bytes(blob), len(blob))
         a = _TableAdd(size=ctypes.sizeof(_TableAdd), object_id=object_id,
                       data=ctypes.addressof(buf), data_size=len(blob))

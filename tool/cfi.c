@@ -654,10 +654,11 @@ static int cfi_match_plt(const uint8_t *e, uint64_t len, int64_t *n,
 
 /*
  * A saved sp on the stack: breg<reg> N; deref; and optionally
- * plus_uconst K, i.e. CFA = *(reg + N) + K. Returns the register or -1.
+ * plus_uconst K, i.e. CFA = *(reg + N) + K. Returns the register or -1;
+ * N and K as the expression has them, whether or not a rule holds them.
  */
 static int cfi_match_deref(const uint8_t *e, uint64_t len, int64_t *n,
-			   uint8_t *k)
+			   uint64_t *k)
 {
 	struct cur c = { e, e + len };
 	uint64_t add = 0;
@@ -672,13 +673,13 @@ static int cfi_match_deref(const uint8_t *e, uint64_t len, int64_t *n,
 	if (c.p < c.end && (rd_u8(&c, &op) || op != 0x23 ||
 			    rd_uleb(&c, &add)))
 		return -1;
-	if (c.p != c.end || add > UINT8_MAX || *n < INT32_MIN || *n > INT32_MAX)
+	if (c.p != c.end)
 		return -1;
-	*k = (uint8_t)add;
+	*k = add;
 	return reg;
 }
 
-static void cfi_reg_rule(const struct cfi_reg *r, uint8_t *type, int16_t *off,
+static void cfi_reg_rule(const struct cfi_reg *r, uint8_t *type, int32_t *off,
 			 uint8_t *reason, uint8_t expr_reason)
 {
 	*type = r->type;
@@ -687,13 +688,13 @@ static void cfi_reg_rule(const struct cfi_reg *r, uint8_t *type, int16_t *off,
 	case UWPROF_REG_AT_CFA:
 	case UWPROF_REG_VAL_CFA:
 	case UWPROF_REG_IN_REG:
-		if (r->off < INT16_MIN || r->off > INT16_MAX ||
+		if (r->off < INT32_MIN || r->off > INT32_MAX ||
 		    (r->type == UWPROF_REG_IN_REG && r->off < 0)) {
 			*type = UWPROF_REG_UNSUPPORTED;
 			if (*reason == UWPROF_CFI_NO_REASON)
 				*reason = UWPROF_UNSUP_RANGE;
 		} else {
-			*off = (int16_t)r->off;
+			*off = (int32_t)r->off;
 		}
 		break;
 	case UWPROF_REG_UNSUPPORTED:
@@ -709,6 +710,7 @@ static void cfi_to_rule(const struct uwprof_cfi *c, const struct cfi_state *s,
 			int signal, struct uwprof_rule *r, uint8_t *reason)
 {
 	int64_t n;
+	uint64_t k;
 	uint8_t t;
 	int reg;
 
@@ -721,12 +723,18 @@ static void cfi_to_rule(const struct uwprof_cfi *c, const struct cfi_state *s,
 			r->cfa_off = (int32_t)n;
 			r->cfa_arg = t;
 		} else if ((reg = cfi_match_deref(s->expr, s->expr_len, &n,
-						  &t)) >= 0 &&
+						  &k)) >= 0 &&
 			   (reg == sp_reg(c) || reg == fp_reg(c))) {
-			r->cfa_type = reg == sp_reg(c) ? UWPROF_CFA_DEREF_SP :
-				      UWPROF_CFA_DEREF_FP;
-			r->cfa_off = (int32_t)n;
-			r->cfa_arg = t;
+			if (n < INT32_MIN || n > INT32_MAX || k > UINT32_MAX) {
+				r->cfa_type = UWPROF_CFA_UNSUPPORTED;
+				*reason = UWPROF_UNSUP_RANGE;
+			} else {
+				r->cfa_type = reg == sp_reg(c) ?
+					      UWPROF_CFA_DEREF_SP :
+					      UWPROF_CFA_DEREF_FP;
+				r->cfa_off = (int32_t)n;
+				r->cfa_arg = (uint32_t)k;
+			}
 		} else {
 			r->cfa_type = UWPROF_CFA_UNSUPPORTED;
 			*reason = UWPROF_UNSUP_CFA_EXPR;
@@ -739,7 +747,7 @@ static void cfi_to_rule(const struct uwprof_cfi *c, const struct cfi_state *s,
 		/* Known in the interrupted frame only: the module's walk. */
 		if (s->cfa_reg < gpr_count(c)) {
 			r->cfa_type = UWPROF_CFA_REG;
-			r->cfa_arg = (uint8_t)s->cfa_reg;
+			r->cfa_arg = s->cfa_reg;
 			r->cfa_off = (int32_t)s->cfa_off;
 		} else {
 			r->cfa_type = UWPROF_CFA_UNSUPPORTED;
@@ -924,7 +932,7 @@ static int cfi_exec(struct uwprof_cfi *c, const struct uwprof_cfi_cie *cie,
 			col = cfi_col(c, cie, s, reg);
 			if (col) {
 				col->type = UWPROF_REG_IN_REG;
-				col->off = u > INT16_MAX ? -1 : (int64_t)u;
+				col->off = u > INT32_MAX ? -1 : (int64_t)u;
 			}
 			continue;
 		case CFA_remember_state:

@@ -6,10 +6,20 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "table.h"
+
+/*
+ * The blob layout of UWPROF_TABLE_VERSION, as the module reads it
+ * (module/store.c asserts the same): a change here needs a new version.
+ */
+_Static_assert(sizeof(struct uwprof_table_hdr) == 56, "table header");
+_Static_assert(sizeof(struct uwprof_rule) == 24, "rule");
+_Static_assert(offsetof(struct uwprof_rule, fp_off) == 8, "rule offsets");
+_Static_assert(offsetof(struct uwprof_rule, cfa_arg) == 16, "rule argument");
 
 static int blob_fail(char *err, size_t errlen, const char *msg, uint64_t off)
 {
@@ -31,8 +41,14 @@ int uwprof_blob_check(const void *data, size_t size, char *err, size_t errlen)
 		return blob_fail(err, errlen, "shorter than its header", 0);
 	if (h->magic != UWPROF_TABLE_MAGIC)
 		return blob_fail(err, errlen, "bad magic", 0);
-	if (h->version != UWPROF_TABLE_VERSION)
-		return blob_fail(err, errlen, "unknown version", 4);
+	if (h->version != UWPROF_TABLE_VERSION) {
+		char msg[80];
+
+		snprintf(msg, sizeof(msg),
+			 "table format version %u, this uwprof reads version %u",
+			 h->version, UWPROF_TABLE_VERSION);
+		return blob_fail(err, errlen, msg, 4);
+	}
 	if (h->arch != UWPROF_ARCH_X86_64 && h->arch != UWPROF_ARCH_ARM64)
 		return blob_fail(err, errlen, "unknown arch", 6);
 	if (h->hdr_size != sizeof(*h) || h->rule_size != sizeof(*rules))
@@ -66,7 +82,7 @@ int uwprof_blob_check(const void *data, size_t size, char *err, size_t errlen)
 		    r->ra_type > UWPROF_REG_UNSUPPORTED ||
 		    (r->flags & ~(UWPROF_RULE_SIGNAL | UWPROF_RULE_PAC |
 				  UWPROF_RULE_REGS)) ||
-		    r->__reserved[0] || r->__reserved[1] || r->__reserved[2])
+		    r->__reserved)
 			return blob_fail(err, errlen, "bad rule", off);
 		if (r->cfa_type == UWPROF_CFA_PLT && r->cfa_arg > 15)
 			return blob_fail(err, errlen, "PLT threshold above 15", off);
@@ -79,7 +95,7 @@ int uwprof_blob_check(const void *data, size_t size, char *err, size_t errlen)
 	return 0;
 }
 
-static const char *blob_reg(char *buf, size_t n, uint8_t type, int16_t off,
+static const char *blob_reg(char *buf, size_t n, uint8_t type, int32_t off,
 			    int is_ra, int arm64)
 {
 	switch (type) {

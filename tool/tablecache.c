@@ -79,8 +79,14 @@ static void cache_name(const struct uwprof_tcache *c, uint16_t arch,
 		h[2 * i + 1] = hex[id[i] & 15];
 	}
 	h[2 * i] = 0;
-	snprintf(buf, len, "%s/%s-%s.uwtb", c->dir,
-		 arch == UWPROF_ARCH_ARM64 ? "arm64" : "x86_64", h);
+	/*
+	 * The format version is in the name, so uwprof builds of different
+	 * versions sharing a directory keep apart instead of replacing each
+	 * other's blobs on every miss.
+	 */
+	snprintf(buf, len, "%s/%s-%s.v%u.uwtb", c->dir,
+		 arch == UWPROF_ARCH_ARM64 ? "arm64" : "x86_64", h,
+		 UWPROF_TABLE_VERSION);
 }
 
 static int cache_load(const char *fn, uint16_t arch, const uint8_t *id,

@@ -3,8 +3,9 @@
  * The on-disk cache of compiled unwind tables, keyed by architecture and
  * GNU build-id: /var/cache/uwprof/tables when writable, else
  * $XDG_CACHE_HOME/uwprof/tables or ~/.cache/uwprof/tables. One blob file
- * per object, named <arch>-<build-id hex>.uwtb, written atomically. A
- * cached blob is used only when it passes uwprof_blob_check() and names
+ * per object, named <arch>-<build-id hex>.v<table format version>.uwtb,
+ * written atomically. A cached blob is used only when it passes
+ * uwprof_blob_check() (which rejects other format versions) and names
  * the same build-id. Objects without a build-id are compiled every time.
  */
 #ifndef UWPROF_TOOL_TABLECACHE_H

@@ -11,6 +11,7 @@
 #ifndef _UWPROF_UNWIND_ENV_HOST_H
 #define _UWPROF_UNWIND_ENV_HOST_H
 
+#include <assert.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>

@@ -150,6 +150,8 @@ TEST_F(dev, table_rows)
 
 	BAD(-EINVAL, uwt_hdr(b)->magic ^= 1);
 	BAD(-EINVAL, uwt_hdr(b)->version = 99);
+	/* A blob of the previous format, as an older tool writes it. */
+	BAD(-EINVAL, uwt_hdr(b)->version = UWPROF_TABLE_VERSION - 1);
 	BAD(-EINVAL, uwt_hdr(b)->arch = UWT_ARCH == 1 ? 2 : 1);
 	BAD(-EINVAL, uwt_hdr(b)->hdr_size += 8);
 	BAD(-EINVAL, uwt_hdr(b)->rule_size = 8);
@@ -167,10 +169,40 @@ TEST_F(dev, table_rows)
 	BAD(-EINVAL, uwt_rules(b)[1].ra_type = 77);
 	BAD(-EINVAL, uwt_rules(b)[1].fp_type = 77);
 	BAD(-EINVAL, uwt_rules(b)[1].flags = 0x80);
-	BAD(-EINVAL, uwt_rules(b)[1].__reserved[2] = 1);
+	BAD(-EINVAL, uwt_rules(b)[1].__reserved = 1U << 31);
+	BAD(-EINVAL, uwt_rules(b)[1].cfa_type = UWPROF_CFA_REG;
+	    uwt_rules(b)[1].cfa_arg = 1U << 8);
 	BAD(-EINVAL, b->size -= 8);
 	BAD(-EINVAL, b->size += 8; b->data = realloc(b->data, b->size));
 #undef BAD
+	free(b.data);
+}
+
+/*
+ * Rules at the edges of the format are accepted: fp and ra saved more than
+ * 64 KiB below the CFA, offsets at both ends of 32 bits, a CFA from a
+ * saved sp with an addend that needs all 32 bits.
+ */
+TEST_F(dev, table_wide_rules)
+{
+	struct uwt_blob b;
+	struct uwprof_rule *r;
+
+	ASSERT_EQ(0, uwt_blob_make(&b, 64));
+	r = uwt_rules(&b);
+	r[1].cfa_off = 0x12000;
+	r[1].fp_type = UWPROF_REG_AT_CFA;
+	r[1].fp_off = -0x12000;
+	r[1].ra_off = -0x11ff8;
+	EXPECT_EQ(0, uwt_table_add(self->fd, 1, b.data, b.size));
+	r[1].cfa_off = INT32_MAX;
+	r[1].fp_off = INT32_MIN;
+	r[1].ra_off = INT32_MAX;
+	EXPECT_EQ(0, uwt_table_add(self->fd, 2, b.data, b.size));
+	r[1].cfa_type = UWPROF_CFA_DEREF_SP;
+	r[1].cfa_off = -8;
+	r[1].cfa_arg = UINT32_MAX;
+	EXPECT_EQ(0, uwt_table_add(self->fd, 3, b.data, b.size));
 	free(b.data);
 }
 

@@ -260,7 +260,8 @@ static void fuzz_table(int fd, uint64_t *st, uint8_t *garbage, size_t gsize,
 		uwt_ridx(&b)[rnd_below(st, rows)] = rnd_below(st, 2);
 		break;
 	case 7:	/* reserved bytes of a rule */
-		uwt_rules(&b)[1].__reserved[rnd_below(st, 3)] = 1 + rnd_below(st, 255);
+		uwt_rules(&b)[1].__reserved = (uint32_t)(1 + rnd_below(st, 255)) <<
+					      (8 * rnd_below(st, 4));
 		break;
 	default:	/* random bytes under a valid-looking header */
 		n = b.size > sizeof(*h) ? b.size - sizeof(*h) : 0;

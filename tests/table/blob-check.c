@@ -44,7 +44,7 @@ enum damage {
 	D_MAGIC, D_VERSION, D_ARCH, D_HDR_SIZE, D_RULE_SIZE, D_NO_ROWS,
 	D_TOO_MANY_RULES, D_PC_ORDER, D_PC_EQUAL, D_RULE_INDEX, D_RESERVED,
 	D_CFA_TYPE, D_FLAGS, D_LAST_NOT_END, D_SIZE_SHORT, D_BUILD_ID_SIZE,
-	D__COUNT,
+	D_OLD_VERSION, D_PLT_ARG, D_REG_ARG, D__COUNT,
 };
 
 static const char *const damage_name[D__COUNT] = {
@@ -53,6 +53,8 @@ static const char *const damage_name[D__COUNT] = {
 	"pc[] decreasing", "pc[] repeating", "rule index out of range",
 	"reserved rule byte set", "unknown CFA type", "unknown rule flag",
 	"last row not END", "blob one byte short", "build-id size past 20",
+	"the previous format version", "PLT threshold past 15",
+	"CFA register past 31",
 };
 
 static size_t damage(void *d, size_t size, enum damage which)
@@ -72,7 +74,7 @@ static size_t damage(void *d, size_t size, enum damage which)
 	case D_PC_ORDER: v.pc[1] = v.pc[0] - 1; break;
 	case D_PC_EQUAL: v.pc[2] = v.pc[1]; break;
 	case D_RULE_INDEX: v.idx[1] = (uint16_t)v.h->nr_rules; break;
-	case D_RESERVED: v.rules[0].__reserved[2] = 1; break;
+	case D_RESERVED: v.rules[0].__reserved = 1U << 31; break;
 	case D_CFA_TYPE: v.rules[0].cfa_type = 9; break;
 	case D_FLAGS: v.rules[0].flags |= 0x80; break;
 	case D_LAST_NOT_END:
@@ -82,6 +84,15 @@ static size_t damage(void *d, size_t size, enum damage which)
 		break;
 	case D_SIZE_SHORT: return size - 1;
 	case D_BUILD_ID_SIZE: v.h->build_id_size = 21; break;
+	case D_OLD_VERSION: v.h->version = UWPROF_TABLE_VERSION - 1; break;
+	case D_PLT_ARG:
+		v.rules[0].cfa_type = UWPROF_CFA_PLT;
+		v.rules[0].cfa_arg = 16;
+		break;
+	case D_REG_ARG:
+		v.rules[0].cfa_type = UWPROF_CFA_REG;
+		v.rules[0].cfa_arg = 1U << 8;
+		break;
 	default: break;
 	}
 	return size;

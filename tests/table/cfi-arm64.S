@@ -79,3 +79,26 @@ a_sig:
 	svc	#0
 	.cfi_endproc
 	.size	a_sig, . - a_sig
+
+	/*
+	 * A frame larger than 64 KiB with x29 and x30 saved at its bottom,
+	 * as glibc's arm64 build has one of 33392 bytes.
+	 */
+	.globl	a_big
+	.type	a_big, %function
+a_big:
+	.cfi_startproc
+	sub	sp, sp, #0x12, lsl #12
+	.cfi_def_cfa_offset 0x12000
+	stp	x29, x30, [sp]
+	.cfi_offset 29, -0x12000
+	.cfi_offset 30, -0x11ff8
+	mov	x29, sp
+	ldp	x29, x30, [sp]
+	.cfi_restore 29
+	.cfi_restore 30
+	add	sp, sp, #0x12, lsl #12
+	.cfi_def_cfa_offset 0
+	ret
+	.cfi_endproc
+	.size	a_big, . - a_big

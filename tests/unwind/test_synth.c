@@ -27,7 +27,7 @@
 #define JIT_CALL	0x78ULL		/* jit_code[]: two instructions */
 #define TRAMPMAP	0x700000ULL	/* a sigreturn page alone (qemu-user's) */
 #define STACK		0x7ffff0000000ULL
-#define STACK_WORDS	4096
+#define STACK_WORDS	24576	/* 192 KiB: room for frames past 64 KiB */
 #define LIMIT		0x800000000000ULL
 
 /* Functions of the fake object, offsets from TEXT. */
@@ -47,10 +47,23 @@
 #define F_REGCFA	0x19e0	/* CFA = register 3 + 16 */
 #define F_AREGS		0x19f0	/* as F_A, keeping another register elsewhere */
 #define F_RAREG		0x19f8	/* ra in register 5, CFA = sp (x86 __vfork) */
-#define F_END		0x1a00
+#define F_BIG32		0x1a00	/* 32 KiB frame, fp and ra at its bottom */
+#define F_BIG64		0x1a40	/* 72 KiB frame, ra at its bottom, fp apart */
+#define F_BIGFP		0x1a80	/* CFA = fp + 64 KiB + 16, record at fp */
+#define F_BIGDEREF	0x1ac0	/* CFA = *(sp + 8) + 0x12340 */
+#define F_END		0x1b00
 
 enum { R_END, R_A, R_LEAF, R_FP, R_OUTER, R_UNSUP, R_SIG, R_PLT,
-       R_FPFAR, R_FPVAL, R_FPREG, R_DEREF, R_DEREFFP, R_REGCFA, R_AREGS, R_RAREG, R_NR };
+       R_FPFAR, R_FPVAL, R_FPREG, R_DEREF, R_DEREFFP, R_REGCFA, R_AREGS, R_RAREG,
+       R_BIG32, R_BIG64, R_BIGFP, R_BIGDEREF, R_NR };
+
+/* Frame sizes past what 16-bit offsets (and a 16-bit span) can hold. */
+#define BIG32_CFA	0x8010
+#define BIG64_CFA	0x12020
+#define BIG64_RA	(-0x12018)
+#define BIG64_FP	(-0x11000)
+#define BIGFP_CFA	0x10010
+#define BIGDEREF_ADD	0x12340
 
 static struct uwprof_rule rules[R_NR];
 
@@ -154,6 +167,35 @@ static void make_rules(void)
 	r->ra_off = 5;
 	r->fp_type = UWPROF_REG_SAME;
 
+	r = &rules[R_BIG32];
+	r->cfa_type = UWPROF_CFA_SP;
+	r->cfa_off = BIG32_CFA;
+	r->fp_type = UWPROF_REG_AT_CFA;
+	r->fp_off = -BIG32_CFA;
+	r->ra_type = UWPROF_REG_AT_CFA;
+	r->ra_off = -BIG32_CFA + 8;
+
+	r = &rules[R_BIG64];
+	r->cfa_type = UWPROF_CFA_SP;
+	r->cfa_off = BIG64_CFA;
+	r->fp_type = UWPROF_REG_AT_CFA;
+	r->fp_off = BIG64_FP;
+	r->ra_type = UWPROF_REG_AT_CFA;
+	r->ra_off = BIG64_RA;
+
+	r = &rules[R_BIGFP];
+	r->cfa_type = UWPROF_CFA_FP;
+	r->cfa_off = BIGFP_CFA;
+	r->fp_type = UWPROF_REG_AT_CFA;
+	r->fp_off = -BIGFP_CFA;
+	r->ra_type = UWPROF_REG_AT_CFA;
+	r->ra_off = -BIGFP_CFA + 8;
+
+	r = &rules[R_BIGDEREF];
+	*r = rules[R_DEREF];
+	r->cfa_off = 8;
+	r->cfa_arg = BIGDEREF_ADD;
+
 	r = &rules[R_PLT];
 	if (ARM64) {
 		*r = rules[R_A];
@@ -173,7 +215,8 @@ static const struct tb_row rows[] = {
 	{ F_PLT, R_PLT }, { F_FPFAR, R_FPFAR }, { F_FPVAL, R_FPVAL },
 	{ F_FPREG, R_FPREG }, { F_DEREF, R_DEREF }, { F_DEREFFP, R_DEREFFP },
 	{ F_REGCFA, R_REGCFA }, { F_AREGS, R_AREGS }, { F_RAREG, R_RAREG },
-	{ F_END, R_END },
+	{ F_BIG32, R_BIG32 }, { F_BIG64, R_BIG64 }, { F_BIGFP, R_BIGFP },
+	{ F_BIGDEREF, R_BIGDEREF }, { F_END, R_END },
 };
 
 /* One test case's world: the stack snapshot, code bytes, maps, env. */
@@ -776,6 +819,84 @@ static void test_fast_kinds(struct tap *t, struct world *w)
 	       w->cached_walks - walks);
 }
 
+/* The rule cache entry of the row at TEXT + off, or NULL. */
+static const struct uwprof_rule_cache_ent *cache_ent(const struct world *w,
+						      u64 off)
+{
+	u32 i;
+
+	for (i = 0; i < NR(w->cache->ent); i++)
+		if (w->cache->ent[i].table_id == blob.table.id &&
+		    w->cache->ent[i].vaddr == TEXT + off)
+			return &w->cache->ent[i];
+	return NULL;
+}
+
+/*
+ * Frames whose fp and ra are saved more than 32 KiB and 64 KiB below the
+ * CFA (aarch64 glibc has a 33392-byte one), and a CFA from a saved sp
+ * plus more than 8 or 16 bits: BIG32 <- BIG64 <- BIGFP <- OUTER, then
+ * BIGDEREF <- OUTER. run() walks each without the rule cache and twice
+ * through it; the cached rows must be of a kind the fast loop takes,
+ * with the whole distance below the CFA it reads.
+ */
+static void test_big_frames(struct tap *t, struct world *w)
+{
+	u64 want[] = { TEXT + F_BIG32 + 0x10, TEXT + F_BIG64 + 0x10,
+		       TEXT + F_BIGFP + 0x10, TEXT + F_OUTER + 4 };
+	const struct uwprof_rule_cache_ent *e32, *e64, *efp;
+	u64 sp1 = S + BIG32_CFA, sp2 = sp1 + BIG64_CFA;
+	u64 fp2 = sp2 + 0x20;
+
+	world_init(w);
+	w->regs.pc = want[0];
+	w->regs.sp = S;
+	w->regs.fp = 0x1234;
+	put(w, S, 0x5678);				/* BIG32's caller's fp */
+	put(w, S + 8, want[1]);
+	put(w, sp2 + BIG64_RA, want[2]);
+	put(w, sp2 + BIG64_FP, fp2);
+	put(w, fp2, 0);
+	put(w, fp2 + 8, want[3]);
+	run(w, 0, 64);
+	expect(t, w, want, 4, UWPROF_STOP_OK,
+	       "frames of 32 KiB, 72 KiB, and CFA = fp + 64 KiB + 16");
+	tap_ok(t, w->res.fp_frames == 0 && !(w->res.flags & UWPROF_SAMPLE_FP_USED),
+	       "big frames: every frame from its row");
+	run(w, 0, 3);
+	expect(t, w, want, 3, UWPROF_STOP_DEPTH, "big frames: max_depth inside them");
+
+	e32 = cache_ent(w, F_BIG32 + 0x10);
+	e64 = cache_ent(w, F_BIG64 + 0x10 - 1);
+	efp = cache_ent(w, F_BIGFP + 0x10 - 1);
+	tap_ok(t, e32 && e32->kind && e32->span == BIG32_CFA &&
+	       e64 && e64->kind && e64->span == -BIG64_RA &&
+	       efp && efp->kind && efp->span == BIGFP_CFA,
+	       "big frames: cached as fast rows, spans %#x %#x %#x",
+	       e32 ? e32->span : 0, e64 ? e64->span : 0, efp ? efp->span : 0);
+
+	/*
+	 * BIGFP's CFA only 0x1000 above sp, its record far below: the fast
+	 * loop leaves the frame to the general step, which reads it anyway.
+	 */
+	put(w, sp2 + BIG64_FP, sp2 - BIGFP_CFA + 0x1000);
+	put(w, sp2 - BIGFP_CFA + 0x1000, 0);
+	put(w, sp2 - BIGFP_CFA + 0x1008, want[3]);
+	run(w, 0, 64);
+	expect(t, w, want, 4, UWPROF_STOP_OK,
+	       "big frames: CFA from fp with its record below sp");
+
+	world_init(w);
+	w->regs.pc = TEXT + F_BIGDEREF + 4;
+	w->regs.sp = S;
+	put(w, S + 8, S + 0x100);
+	put(w, S + 0x100 + BIGDEREF_ADD - 8, TEXT + F_OUTER + 4);
+	run(w, 0, 64);
+	want[0] = TEXT + F_BIGDEREF + 4;
+	want[1] = TEXT + F_OUTER + 4;
+	expect(t, w, want, 2, UWPROF_STOP_OK, "CFA = *(sp + 8) + 0x12340");
+}
+
 /* How the caller's fp is recovered when it is not next to ra. */
 static void test_fp_rules(struct tap *t, struct world *w)
 {
@@ -1220,6 +1341,7 @@ int main(void)
 	test_stops(&t, w);
 	test_fast_kinds(&t, w);
 	test_fp_rules(&t, w);
+	test_big_frames(&t, w);
 	test_fp(&t, w);
 	test_signal(&t, w, BY_ROW);
 	test_signal(&t, w, BY_CODE);

@@ -69,6 +69,9 @@ typedef void (*mutate_fn)(struct fixture *f);
 
 MUT(m_magic, f->h->magic ^= 1)
 MUT(m_version, f->h->version = UWPROF_TABLE_VERSION + 1)
+MUT(m_version_old, f->h->version = UWPROF_TABLE_VERSION - 1)
+/* What a tool of format 1 wrote: 16-byte rules. */
+MUT(m_format1, f->h->version = 1; f->h->rule_size = 16)
 MUT(m_arch, f->h->arch = OTHER_ARCH)
 MUT(m_arch_zero, f->h->arch = 0)
 MUT(m_hdr_size, f->h->hdr_size += 8)
@@ -85,9 +88,8 @@ MUT(m_rules_more, f->h->nr_rules += 1)
 MUT(m_bid_size, f->h->build_id_size = 21)
 MUT(m_bid_tail, f->h->build_id_size = 4; f->h->build_id[4] = 1)
 MUT(m_pad, ((u8 *)f->b.data)[UWPROF_TABLE_RULES_OFF(f->h) - 1] = 1)
-MUT(m_res0, f->rules[1].__reserved[0] = 1)
-MUT(m_res1, f->rules[1].__reserved[1] = 1)
-MUT(m_res2, f->rules[2].__reserved[2] = 0x80)
+MUT(m_res0, f->rules[1].__reserved = 1)
+MUT(m_res1, f->rules[2].__reserved = 1U << 31)
 MUT(m_flag_unknown, f->rules[1].flags = 1U << 7)
 MUT(m_end_fp, f->rules[0].fp_type = UWPROF_REG_SAME + 1)
 MUT(m_end_ra, f->rules[0].ra_type = UWPROF_REG_AT_CFA)
@@ -104,6 +106,12 @@ MUT(m_unsup_arg, f->rules[1].cfa_type = UWPROF_CFA_UNSUPPORTED;
     f->rules[1].cfa_off = 0; f->rules[1].cfa_arg = 2)
 MUT(m_cfa_type, f->rules[1].cfa_type = UWPROF_CFA_REG + 1)
 MUT(m_cfa_reg, f->rules[1].cfa_type = UWPROF_CFA_REG; f->rules[1].cfa_arg = 32)
+MUT(m_cfa_reg_big, f->rules[1].cfa_type = UWPROF_CFA_REG;
+    f->rules[1].cfa_arg = 1U << 8)
+MUT(m_plt_arg_big, f->rules[1].cfa_type = UWPROF_CFA_PLT;
+    f->rules[1].cfa_arg = 1U << 16 | 3)
+MUT(m_inreg_min, f->rules[1].fp_type = UWPROF_REG_IN_REG;
+    f->rules[1].fp_off = INT32_MIN)
 MUT(m_fp_type, f->rules[1].fp_type = UWPROF_REG_UNSUPPORTED + 1)
 MUT(m_ra_type, f->rules[1].ra_type = 0xff)
 MUT(m_same_off, f->rules[1].fp_off = 8)
@@ -133,6 +141,8 @@ static const struct {
 } cases[] = {
 	{ m_magic, -EINVAL, "bad magic" },
 	{ m_version, -EINVAL, "unknown version" },
+	{ m_version_old, -EINVAL, "previous format version" },
+	{ m_format1, -EINVAL, "format 1 header (16-byte rules)" },
 	{ m_arch, -EINVAL, "other arch" },
 	{ m_arch_zero, -EINVAL, "arch zero" },
 	{ m_hdr_size, -EINVAL, "hdr_size differs" },
@@ -149,9 +159,8 @@ static const struct {
 	{ m_bid_size, -EINVAL, "build_id_size 21" },
 	{ m_bid_tail, -EINVAL, "build-id padding not zero" },
 	{ m_pad, -EINVAL, "padding before rules not zero" },
-	{ m_res0, -EINVAL, "rule reserved[0] set" },
-	{ m_res1, -EINVAL, "rule reserved[1] set" },
-	{ m_res2, -EINVAL, "rule reserved[2] set" },
+	{ m_res0, -EINVAL, "rule reserved bit 0 set" },
+	{ m_res1, -EINVAL, "rule reserved bit 31 set" },
 	{ m_flag_unknown, -EINVAL, "unknown rule flag" },
 	{ m_arch_feature, -EINVAL, ARCH_FEATURE_DESC },
 	{ m_end_fp, -EINVAL, "END rule with fp rule" },
@@ -168,6 +177,9 @@ static const struct {
 	{ m_unsup_arg, -EINVAL, "UNSUPPORTED CFA with cfa_arg" },
 	{ m_cfa_type, -EINVAL, "unknown CFA type" },
 	{ m_cfa_reg, -EINVAL, "CFA from register 32" },
+	{ m_cfa_reg_big, -EINVAL, "CFA from register 256 (not cut to 8 bits)" },
+	{ m_plt_arg_big, -EINVAL, "PLT threshold 0x10003 (not cut to 16 bits)" },
+	{ m_inreg_min, -EINVAL, "IN_REG register INT32_MIN" },
 	{ m_fp_type, -EINVAL, "unknown fp rule type" },
 	{ m_ra_type, -EINVAL, "unknown ra rule type" },
 	{ m_same_off, -EINVAL, "SAME rule with an offset" },
@@ -267,6 +279,24 @@ static void test_accept(struct tap *t)
 	err = check(&f);
 	tap_ok(t, err == 0, "arm64 PAC flag and ra in x30 accepted (%d)", err);
 #endif
+	tb_free(&f.b);
+
+	/* Offsets and addends across the whole 32-bit range. */
+	fixture_make(&f);
+	f.rules[1].fp_type = UWPROF_REG_AT_CFA;
+	f.rules[1].fp_off = INT32_MIN;
+	f.rules[1].ra_off = INT32_MIN + 8;
+	f.rules[1].cfa_off = INT32_MAX;
+	f.rules[2].cfa_type = UWPROF_CFA_DEREF_SP;
+	f.rules[2].cfa_arg = UINT32_MAX;
+	f.rules[2].cfa_off = INT32_MIN;
+	f.rules[2].fp_type = UWPROF_REG_VAL_CFA;
+	f.rules[2].fp_off = INT32_MAX;
+	f.rules[2].ra_off = -70000;
+	err = check(&f);
+	tap_ok(t, err == 0,
+	       "fp/ra offsets INT32_MIN..INT32_MAX, DEREF addend UINT32_MAX accepted (%d)",
+	       err);
 	tb_free(&f.b);
 
 	/* A single END row: valid, covers nothing. */

@@ -41,10 +41,14 @@
  * Row i applies to [base + pc[i], base + pc[i + 1]). The last row must use
  * an UWPROF_CFA_END rule; END rows also mark the gaps between functions.
  * Identical rules are shared, so a row costs 6 bytes in the blob.
+ *
+ * The module accepts only blobs of its own UWPROF_TABLE_VERSION (else
+ * EINVAL), which UWPROF_IOC_VERSION reports: the version changes with
+ * any change of this layout.
  * ------------------------------------------------------------------------
  */
 #define UWPROF_TABLE_MAGIC	0x55575442	/* "UWTB" */
-#define UWPROF_TABLE_VERSION	1
+#define UWPROF_TABLE_VERSION	2
 #define UWPROF_TABLE_MAX_ROWS	(1U << 24)
 #define UWPROF_TABLE_MAX_RULES	(1U << 16)
 
@@ -104,16 +108,26 @@ enum uwprof_reg_rule {
  */
 #define UWPROF_RULE_REGS	(1U << 2)
 
+/*
+ * 24 bytes. Offsets are in bytes and signed, so any frame up to 2 GiB is
+ * described exactly; CFI whose offsets do not fit becomes an unsupported
+ * rule in the tool, never a cut one. Fields a rule does not use are zero.
+ */
 struct uwprof_rule {
 	__u8	cfa_type;	/* enum uwprof_cfa */
 	__u8	fp_type;	/* enum uwprof_reg_rule: rbp / x29 */
 	__u8	ra_type;	/* enum uwprof_reg_rule: return address / x30 */
 	__u8	flags;		/* UWPROF_RULE_* */
 	__s32	cfa_off;
-	__s16	fp_off;		/* register number for UWPROF_REG_IN_REG */
-	__s16	ra_off;
-	__u8	cfa_arg;	/* UWPROF_CFA_PLT: the (pc & 15) threshold */
-	__u8	__reserved[3];	/* must be zero */
+	__s32	fp_off;		/* register number for UWPROF_REG_IN_REG */
+	__s32	ra_off;		/* register number for UWPROF_REG_IN_REG */
+	/*
+	 * UWPROF_CFA_PLT: the (pc & 15) threshold, 0..15; UWPROF_CFA_REG: the
+	 * DWARF register number, 0..31; UWPROF_CFA_DEREF_*: the unsigned
+	 * addend; otherwise zero.
+	 */
+	__u32	cfa_arg;
+	__u32	__reserved;	/* must be zero */
 };
 
 struct uwprof_table_hdr {
