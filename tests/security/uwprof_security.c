@@ -179,6 +179,25 @@ static void walk_sample(const struct uwprof_rec_sample *s, uint32_t ring,
  * 'rule', or no table and the frame-pointer fallback) and checks that the
  * walk stopped at the leaf for one of the 'ok' reasons.
  */
+/*
+ * Samples for at least 700 ms and until the module wrote 'min' samples, at
+ * most 'max_ms': a guest on a loaded host may run the target only now and
+ * then, and a fixed time would judge a handful of samples.
+ */
+static void sample_until(int fd, uint64_t min, int max_ms)
+{
+	struct uwprof_stats st;
+	int waited = 0;
+
+	uwt_sleep_ms(700);
+	for (waited = 700; waited < max_ms; waited += 50) {
+		if (uwt_stats(fd, &st) == 0 && st.samples >= min)
+			break;
+		uwt_sleep_ms(50);
+	}
+	uwt_ioctl(fd, UWPROF_IOC_STOP, NULL);
+}
+
 static void victim_walk(const char *name, const struct uwprof_rule *rule,
 			uint32_t ok_mask, bool leaf_only)
 {
@@ -212,8 +231,7 @@ static void victim_walk(const char *name, const struct uwprof_rule *rule,
 		tap(false, "%s: mappings and START", name);
 		goto out;
 	}
-	uwt_sleep_ms(700);
-	uwt_ioctl(fd, UWPROF_IOC_STOP, NULL);
+	sample_until(fd, 100, 20000);
 	if (uwt_rings_map(fd, &r)) {
 		tap(false, "%s: mmap", name);
 		goto out;
@@ -383,8 +401,7 @@ static int cmd_nokernel(void)
 	}
 	tap(uwt_start(fd, UWPROF_START_CPU_CLOCK, 2000, 16, 0, &pid, 1) == 0,
 	    "sampling a syscall-bound process without KERNEL_STACK");
-	uwt_sleep_ms(700);
-	uwt_ioctl(fd, UWPROF_IOC_STOP, NULL);
+	sample_until(fd, 100, 20000);
 	if (uwt_rings_map(fd, &r) == 0) {
 		rd->on_sample = kern_sample;
 		rd->priv = &k;
