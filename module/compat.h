@@ -23,9 +23,11 @@
 #define uwprof_compat_vm_flags_set(vma, f)	((vma)->vm_flags |= (f))
 #endif
 
-/* arm64 names the largest user address space only from 5.11 on. */
-#if !defined(TASK_SIZE_MAX) && defined(CONFIG_ARM64)
-#define TASK_SIZE_MAX	(UL(1) << VA_BITS)
+/* The largest user address space; arm64 names it only from 5.11 on. */
+#if defined(TASK_SIZE_MAX)
+#define UWPROF_TASK_SIZE_MAX	TASK_SIZE_MAX
+#else
+#define UWPROF_TASK_SIZE_MAX	(UL(1) << VA_BITS)
 #endif
 
 /* io_uring and vhost workers: user-space-cloned kernel threads (6.4+). */

@@ -216,7 +216,7 @@ static int uwprof_map_check(const struct uwprof_map *m, u64 prev_end)
 {
 	if (m->flags & ~UWPROF_MAP_NO_TABLE || m->__reserved)
 		return -EINVAL;
-	if (m->start >= m->end || m->end > TASK_SIZE_MAX)
+	if (m->start >= m->end || m->end > UWPROF_TASK_SIZE_MAX)
 		return -EINVAL;
 	/* Sorted by start and non-overlapping. */
 	if (m->start < prev_end)
