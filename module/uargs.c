@@ -12,25 +12,8 @@
 #include "internal.h"
 
 /*
- * Reads an extensible ioctl struct whose first field is the __u32 size:
- * smaller than 'min' (the struct's first ABI version) is invalid, larger
- * is accepted when the extra bytes are zero (copy_struct_from_user).
- */
-int uwprof_dev_copy_args(void *dst, size_t ksize, size_t min, void __user *arg)
-{
-	u32 usize;
-
-	if (get_user(usize, (u32 __user *)arg))
-		return -EFAULT;
-	if (usize < min)
-		return -EINVAL;
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
-	return copy_struct_from_user(dst, ksize, arg, usize);
-}
-
-/*
- * For output-only structs: the caller's size says how much it can take.
+ * The caller's struct size, checked: for output-only structs it says how
+ * much the caller can take.
  * Return: the number of bytes to copy out, or a negative errno.
  */
 long uwprof_dev_out_size(void __user *arg, size_t min)
@@ -44,6 +27,20 @@ long uwprof_dev_out_size(void __user *arg, size_t min)
 	if (usize > PAGE_SIZE)
 		return -E2BIG;
 	return usize;
+}
+
+/*
+ * Reads an extensible ioctl struct whose first field is the __u32 size:
+ * smaller than 'min' (the struct's first ABI version) is invalid, larger
+ * is accepted when the extra bytes are zero (copy_struct_from_user).
+ */
+int uwprof_dev_copy_args(void *dst, size_t ksize, size_t min, void __user *arg)
+{
+	long usize = uwprof_dev_out_size(arg, min);
+
+	if (usize < 0)
+		return usize;
+	return copy_struct_from_user(dst, ksize, arg, usize);
 }
 
 /*

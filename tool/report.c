@@ -348,27 +348,37 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 	return 0;
 }
 
+int uwprof_cmd_load_profile(struct uwprof_rep *r, const char *input, int lines)
+{
+	char msg[PATH_MAX + 256];
+	size_t i;
+	int ret;
+
+	ret = uwprof_rep_load(r, input, lines, msg, sizeof(msg));
+	for (i = 0; i < r->nr_warnings; i++)
+		fprintf(stderr, "uwprof: warning: %s\n", r->warnings[i]);
+	if (!ret)
+		return 0;
+	fprintf(stderr, "uwprof: %s\n", msg);
+	uwprof_rep_free(r);
+	return UWPROF_EX_ERROR;
+}
+
 int uwprof_cmd_report(int argc, char **argv)
 {
 	struct report_opts o = { .input = "uwprof.data", .max_rows = 0 };
 	char msg[PATH_MAX + 256];
 	struct uwprof_rep r;
 	int ret, err = 0;
-	size_t i;
 
 	ret = parse_opts(argc, argv, &o);
 	if (ret) {
 		report_usage(ret > 0 ? stdout : stderr);
 		return ret > 0 ? UWPROF_EX_OK : UWPROF_EX_USAGE;
 	}
-	ret = uwprof_rep_load(&r, o.input, o.lines, msg, sizeof(msg));
-	for (i = 0; i < r.nr_warnings; i++)
-		fprintf(stderr, "uwprof: warning: %s\n", r.warnings[i]);
-	if (ret) {
-		fprintf(stderr, "uwprof: %s\n", msg);
-		uwprof_rep_free(&r);
-		return UWPROF_EX_ERROR;
-	}
+	ret = uwprof_cmd_load_profile(&r, o.input, o.lines);
+	if (ret)
+		return ret;
 	r.mark_incomplete = o.mark_incomplete;
 	if (o.pprof && write_named(&r, o.pprof, pprof_fn, NULL, msg,
 				   sizeof(msg))) {

@@ -26,6 +26,7 @@
 
 #include "exit_status.h"
 #include "profile_file.h"
+#include "report.h"
 #include "report_model.h"
 #include "script.h"
 
@@ -96,7 +97,6 @@ int uwprof_cmd_script(int argc, char **argv)
 	char msg[PATH_MAX + 256];
 	struct uwprof_rep r;
 	int c, lines = 0, ret;
-	size_t i;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:h", opts, NULL)) != -1) {
@@ -121,14 +121,9 @@ int uwprof_cmd_script(int argc, char **argv)
 		script_usage(stderr);
 		return UWPROF_EX_USAGE;
 	}
-	ret = uwprof_rep_load(&r, input, lines, msg, sizeof(msg));
-	for (i = 0; i < r.nr_warnings; i++)
-		fprintf(stderr, "uwprof: warning: %s\n", r.warnings[i]);
-	if (ret) {
-		fprintf(stderr, "uwprof: %s\n", msg);
-		uwprof_rep_free(&r);
-		return UWPROF_EX_ERROR;
-	}
+	ret = uwprof_cmd_load_profile(&r, input, lines);
+	if (ret)
+		return ret;
 	script_print(&r, stdout, lines);
 	ret = uwprof_rep_stdout_done("script", msg, sizeof(msg));
 	if (ret)

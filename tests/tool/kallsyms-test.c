@@ -14,25 +14,7 @@
 #include <string.h>
 
 #include "kallsyms.h"
-
-static int nr_test, nr_fail;
-
-static void ok(int cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	nr_test++;
-	printf("%sok %d - ", cond ? "" : "not ", nr_test);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!cond)
-		nr_fail++;
-}
+#include "tap.h"
 
 static int same(const char *p, size_t n, const char *want)
 {
@@ -165,6 +147,5 @@ int main(void)
 	synthetic();
 	aliases();
 	host();
-	printf("1..%d\n", nr_test);
-	return nr_fail ? 1 : 0;
+	return tap_done();
 }

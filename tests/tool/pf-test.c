@@ -22,25 +22,7 @@
 
 #include "atomic_file.h"
 #include "profile_file.h"
-
-static int nr_test, nr_fail;
-
-static void ok(int cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	nr_test++;
-	printf("%sok %d - ", cond ? "" : "not ", nr_test);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!cond)
-		nr_fail++;
-}
+#include "tap.h"
 
 static const uint8_t vdso_img[] = "\177ELF-not-really-but-bytes";
 
@@ -220,7 +202,7 @@ int main(int argc, char **argv)
 	ret = uwprof_pf_open(path, &pf, err, sizeof(err));
 	ok(ret == 0, "reader opens it (%s)", ret ? err : "ok");
 	if (ret) {
-		printf("1..%d\n", nr_test);
+		tap_done();
 		return 1;
 	}
 	ok(pf->hdr.arch == UWPROF_ARCH_X86_64 && pf->hdr.freq_hz == 999 &&
@@ -348,6 +330,5 @@ int main(int argc, char **argv)
 		ok(1, "ENOSPC cleanup # SKIP no /dev/full");
 	}
 	afile_tests(sub);
-	printf("1..%d\n", nr_test);
-	return nr_fail ? 1 : 0;
+	return tap_done();
 }
