@@ -2,8 +2,10 @@
 /*
  * DWARF call-frame information: CIE/FDE parsing of one .eh_frame or
  * .debug_frame section and the CFA state machine that turns an FDE's
- * program into rows of struct uwprof_rule. Called from the table compiler
- * (table.c) only; all state lives in struct uwprof_cfi.
+ * program into rows of struct uwprof_rule, with the reason a row is
+ * unsupported. Called from the table compiler (table.c) only; all state
+ * lives in struct uwprof_cfi. table.h includes it for enum uwprof_unsup,
+ * which its statistics count by.
  */
 #ifndef UWPROF_TOOL_CFI_H
 #define UWPROF_TOOL_CFI_H
@@ -13,6 +15,20 @@
 
 #include <linux/uwprof.h>
 
+/*
+ * Why a row got an unsupported rule (the 'reason' of uwprof_cfi_row_fn);
+ * index of uwprof_table_stats.unsupported[].
+ */
+enum uwprof_unsup {
+	UWPROF_UNSUP_CFA_EXPR = 0,	/* CFA expression other than the PLT forms */
+	UWPROF_UNSUP_CFA_REG,		/* CFA register other than sp / fp */
+	UWPROF_UNSUP_FP_EXPR,		/* fp saved by an expression */
+	UWPROF_UNSUP_RA_EXPR,		/* ra saved by an expression */
+	UWPROF_UNSUP_RANGE,		/* offset or register outside the row format */
+	UWPROF_UNSUP__COUNT,
+};
+
+/* 'reason' of a supported row. */
 #define UWPROF_CFI_NO_REASON	0xff
 
 struct uwprof_cfi_fde {

@@ -17,15 +17,7 @@
 
 #include <linux/uwprof.h>
 
-/* Why a row got an unsupported rule; index of unsupported[]. */
-enum uwprof_unsup {
-	UWPROF_UNSUP_CFA_EXPR = 0,	/* CFA expression other than the PLT forms */
-	UWPROF_UNSUP_CFA_REG,		/* CFA register other than sp / fp */
-	UWPROF_UNSUP_FP_EXPR,		/* fp saved by an expression */
-	UWPROF_UNSUP_RA_EXPR,		/* ra saved by an expression */
-	UWPROF_UNSUP_RANGE,		/* offset or register outside the row format */
-	UWPROF_UNSUP__COUNT,
-};
+#include "cfi.h"
 
 /* Where the compiled CFI came from (uwprof_table_stats.source). */
 enum uwprof_cfi_source {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cfi.h"
 #include "exit_status.h"
 #include "table.h"
 #include "table_cmd.h"
