@@ -18,6 +18,7 @@
 
 #include "cfi_int.h"
 #include "table.h"
+#include "vec.h"
 
 int cfi_fail(struct uwprof_cfi *c, const uint8_t *at, const char *fmt, ...)
 {
@@ -164,49 +165,11 @@ static int cfi_entry(struct uwprof_cfi *c, uint64_t off, struct cur *ent,
 	return 0;
 }
 
-static int cfi_cie_hash_add(struct uwprof_cfi *c, uint64_t off, uint32_t idx)
-{
-	size_t i;
-
-	if (c->nr_cies * 2 >= c->hash_mask) {
-		size_t n = c->hash_mask ? (c->hash_mask + 1) * 2 : 64;
-		uint32_t *h = calloc(n, sizeof(*h));
-		size_t j;
-
-		if (!h)
-			return -ENOMEM;
-		for (j = 0; j < c->nr_cies; j++) {
-			i = (c->cies[j].off * 0x9e3779b97f4a7c15ULL >> 20) & (n - 1);
-			while (h[i])
-				i = (i + 1) & (n - 1);
-			h[i] = (uint32_t)j + 1;
-		}
-		free(c->cie_hash);
-		c->cie_hash = h;
-		c->hash_mask = n - 1;
-		if (idx < c->nr_cies)
-			return 0;
-	}
-	i = (off * 0x9e3779b97f4a7c15ULL >> 20) & c->hash_mask;
-	while (c->cie_hash[i])
-		i = (i + 1) & c->hash_mask;
-	c->cie_hash[i] = idx + 1;
-	return 0;
-}
-
 static long cfi_cie_find(const struct uwprof_cfi *c, uint64_t off)
 {
-	size_t i;
+	uint32_t idx;
 
-	if (!c->cie_hash)
-		return -1;
-	i = (off * 0x9e3779b97f4a7c15ULL >> 20) & c->hash_mask;
-	while (c->cie_hash[i]) {
-		if (c->cies[c->cie_hash[i] - 1].off == off)
-			return c->cie_hash[i] - 1;
-		i = (i + 1) & c->hash_mask;
-	}
-	return -1;
+	return uwprof_u64map_get(&c->cie_by_off, off, &idx) ? (long)idx : -1;
 }
 
 /*
@@ -291,15 +254,8 @@ static int cfi_cie_get(struct uwprof_cfi *c, uint64_t off, const uint8_t *ref,
 	    (c->is_eh ? id != 0 : id != (is64 ? ~0ULL : 0xffffffffULL)))
 		return cfi_fail(c, ref, "CIE pointer 0x%llx does not point at a CIE",
 				(unsigned long long)off);
-	if (c->nr_cies == c->cap_cies) {
-		size_t n = c->cap_cies ? c->cap_cies * 2 : 16;
-		void *q = realloc(c->cies, n * sizeof(*c->cies));
-
-		if (!q)
-			return -ENOMEM;
-		c->cies = q;
-		c->cap_cies = n;
-	}
+	if (VEC_RESERVE(c->cies, c->cap_cies, c->nr_cies + 1, 16))
+		return -ENOMEM;
 	cie = &c->cies[c->nr_cies];
 	memset(cie, 0, sizeof(*cie));
 	cie->off = off;
@@ -357,9 +313,8 @@ static int cfi_cie_get(struct uwprof_cfi *c, uint64_t off, const uint8_t *ref,
 		       NULL, NULL);
 	if (ret)
 		return ret;
-	ret = cfi_cie_hash_add(c, off, (uint32_t)c->nr_cies);
-	if (ret)
-		return ret;
+	if (uwprof_u64map_put(&c->cie_by_off, off, (uint32_t)c->nr_cies) < 0)
+		return -ENOMEM;
 	*out = (uint32_t)c->nr_cies++;
 	return 0;
 }
@@ -368,15 +323,8 @@ struct uwprof_cfi_fde *uwprof_cfi_fde_add(struct uwprof_cfi *c)
 {
 	struct uwprof_cfi_fde *f;
 
-	if (c->nr_fdes == c->cap_fdes) {
-		size_t n = c->cap_fdes ? c->cap_fdes * 2 : 1024;
-
-		f = realloc(c->fdes, n * sizeof(*f));
-		if (!f)
-			return NULL;
-		c->fdes = f;
-		c->cap_fdes = n;
-	}
+	if (VEC_RESERVE(c->fdes, c->cap_fdes, c->nr_fdes + 1, 1024))
+		return NULL;
 	f = &c->fdes[c->nr_fdes++];
 	memset(f, 0, sizeof(*f));
 	return f;
@@ -480,10 +428,9 @@ void uwprof_cfi_free(struct uwprof_cfi *c)
 {
 	free(c->cies);
 	free(c->fdes);
-	free(c->cie_hash);
+	uwprof_u64map_free(&c->cie_by_off);
 	c->cies = NULL;
 	c->fdes = NULL;
-	c->cie_hash = NULL;
 	c->nr_cies = 0;
 	c->nr_fdes = 0;
 	c->cap_cies = 0;

@@ -15,6 +15,8 @@
 
 #include <linux/uwprof.h>
 
+#include "u64map.h"
+
 /*
  * Why a row got an unsupported rule (the 'reason' of uwprof_cfi_row_fn);
  * index of uwprof_table_stats.unsupported[].
@@ -66,8 +68,7 @@ struct uwprof_cfi {
 	struct uwprof_cfi_cie *cies;
 	size_t		nr_cies;
 	size_t		cap_cies;
-	uint32_t	*cie_hash;	/* open addressing: cie index + 1 */
-	size_t		hash_mask;
+	struct uwprof_u64map cie_by_off; /* section offset -> index in cies */
 	struct uwprof_cfi_fde *fdes;
 	size_t		nr_fdes;
 	size_t		cap_fdes;

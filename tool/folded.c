@@ -9,21 +9,16 @@
 
 #include "folded.h"
 #include "report_model.h"
+#include "vec.h"
 
 /* Appends ";name" (just "name" first); the comm alone is cleaned here. */
 static int line_add(char **buf, size_t *len, size_t *cap, const char *name,
 		    int clean)
 {
 	size_t n = strlen(name), k;
-	char *nb;
 
-	if (*len + n + 2 > *cap) {
-		*cap = (*len + n + 2) * 2;
-		nb = realloc(*buf, *cap);
-		if (!nb)
-			return -ENOMEM;
-		*buf = nb;
-	}
+	if (VEC_RESERVE(*buf, *cap, *len + n + 2, 256))
+		return -ENOMEM;
 	if (*len)
 		(*buf)[(*len)++] = ';';
 	for (k = 0; k < n; k++)

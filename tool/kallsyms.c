@@ -10,12 +10,13 @@
 #include <string.h>
 
 #include "kallsyms.h"
+#include "vec.h"
 
 int uwprof_kallsyms_read(char **text, size_t *len)
 {
 	FILE *f = fopen("/proc/kallsyms", "re");
 	size_t n, used = 0, cap = 0;
-	char *buf = NULL, *nb;
+	char *buf = NULL;
 	int ret = 0;
 
 	*text = NULL;
@@ -24,14 +25,9 @@ int uwprof_kallsyms_read(char **text, size_t *len)
 		return -errno;
 	/* A proc file has no size to ask for: read until EOF. */
 	for (;;) {
-		if (cap - used < 65536) {
-			cap = cap ? cap * 2 : 1 << 20;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			buf = nb;
+		if (VEC_RESERVE(buf, cap, used + 65536, 1 << 20)) {
+			ret = -ENOMEM;
+			goto out;
 		}
 		n = fread(buf + used, 1, cap - used, f);
 		if (!n)

@@ -29,6 +29,7 @@
 #include "pprof.h"
 #include "profile_file.h"
 #include "report_model.h"
+#include "vec.h"
 
 struct pb {
 	uint8_t		*p;
@@ -39,21 +40,8 @@ struct pb {
 
 static void pb_reserve(struct pb *b, size_t n)
 {
-	uint8_t *np;
-	size_t nc;
-
-	if (b->err || b->len + n <= b->cap)
-		return;
-	nc = b->cap ? b->cap : 4096;
-	while (nc < b->len + n)
-		nc *= 2;
-	np = realloc(b->p, nc);
-	if (!np) {
+	if (!b->err && VEC_RESERVE(b->p, b->cap, b->len + n, 4096))
 		b->err = -ENOMEM;
-		return;
-	}
-	b->p = np;
-	b->cap = nc;
 }
 
 static void pb_varint(struct pb *b, uint64_t v)
@@ -144,7 +132,6 @@ static int strtab_grow(struct strtab *t)
 static long strtab_id(struct strtab *t, const char *s)
 {
 	size_t j;
-	char **nv;
 
 	if ((t->n + 1) * 2 > t->nslot && strtab_grow(t))
 		return -ENOMEM;
@@ -154,13 +141,8 @@ static long strtab_id(struct strtab *t, const char *s)
 			return t->slot[j] - 1;
 		j = (j + 1) & (t->nslot - 1);
 	}
-	if (t->n == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 1024;
-		nv = realloc(t->v, t->cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		t->v = nv;
-	}
+	if (VEC_RESERVE(t->v, t->cap, t->n + 1, 1024))
+		return -ENOMEM;
 	t->v[t->n] = strdup(s);
 	if (!t->v[t->n])
 		return -ENOMEM;

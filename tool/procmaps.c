@@ -19,23 +19,10 @@
 #include <unistd.h>
 
 #include "procmaps.h"
+#include "vec.h"
 
 /* Addresses from here up belong to the kernel on x86_64 and arm64. */
 #define PM_USER_MAX	(1ULL << 56)
-
-static int pm_push(struct uwprof_pm *pm, size_t *cap)
-{
-	struct uwprof_pm_entry *nv;
-
-	if (pm->n < *cap)
-		return 0;
-	*cap = *cap ? *cap * 2 : 64;
-	nv = realloc(pm->v, *cap * sizeof(*nv));
-	if (!nv)
-		return -ENOMEM;
-	pm->v = nv;
-	return 0;
-}
 
 int uwprof_pm_read(pid_t pid, struct uwprof_pm *pm)
 {
@@ -67,7 +54,7 @@ int uwprof_pm_read(pid_t pid, struct uwprof_pm *pm)
 		if (strlen(perm) < 3 || perm[2] != 'x' || s >= e ||
 		    e > PM_USER_MAX)
 			continue;
-		ret = pm_push(pm, &cap);
+		ret = VEC_RESERVE(pm->v, cap, pm->n + 1, 64);
 		if (ret)
 			break;
 		en = &pm->v[pm->n];

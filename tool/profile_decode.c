@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "profile_decode.h"
+#include "vec.h"
 
 static int cur_get(struct pf_cur *c, void *dst, size_t n)
 {
@@ -50,16 +51,9 @@ static const char *cur_str(struct pf_cur *c, struct pf_strs *keep)
 	p = cur_take(c, n);
 	if (!p)
 		return NULL;
-	if (keep->n == keep->cap) {
-		size_t cap = keep->cap ? keep->cap * 2 : 64;
-		char **nv = realloc(keep->v, cap * sizeof(*nv));
-
-		if (!nv) {
-			c->err = -ENOMEM;
-			return NULL;
-		}
-		keep->v = nv;
-		keep->cap = cap;
+	if (VEC_RESERVE(keep->v, keep->cap, keep->n + 1, 64)) {
+		c->err = -ENOMEM;
+		return NULL;
 	}
 	s = malloc((size_t)n + 1);
 	if (!s) {
@@ -72,25 +66,8 @@ static const char *cur_str(struct pf_cur *c, struct pf_strs *keep)
 	return s;
 }
 
-static int pf_grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-	void *na;
-	size_t nc;
-
-	if (n < *cap)
-		return 0;
-	nc = *cap ? *cap * 2 : 64;
-	na = realloc(*arr, nc * elem);
-	if (!na)
-		return -ENOMEM;
-	*arr = na;
-	*cap = nc;
-	return 0;
-}
-
 #define PF_PUSH(pp, arr, nr, capf) \
-	pf_grow((void **)&(pp)->pub.arr, &(pp)->capf, (pp)->pub.nr, \
-		sizeof(*(pp)->pub.arr))
+	VEC_RESERVE((pp)->pub.arr, (pp)->capf, (pp)->pub.nr + 1, 64)
 
 static const char *const pf_type_name[] = {
 	[UWPROF_PF_HEADER] = "header", [UWPROF_PF_OBJECT] = "object",

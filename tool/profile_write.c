@@ -15,6 +15,7 @@
 
 #include "atomic_file.h"
 #include "profile_file.h"
+#include "vec.h"
 
 #define PF_FLUSH_AT	(1U << 20)
 #define PF_REC_MAX	(1U << 30)	/* no record of ours comes near this */
@@ -60,9 +61,6 @@ static int pfw_flush(struct uwprof_pfw *w)
 /* Room for 'n' more bytes in the buffer. */
 static int pfw_reserve(struct uwprof_pfw *w, size_t n)
 {
-	uint8_t *nb;
-	size_t cap;
-
 	if (w->error)
 		return w->error;
 	if (w->len + n <= w->cap)
@@ -71,14 +69,8 @@ static int pfw_reserve(struct uwprof_pfw *w, size_t n)
 		return w->error;
 	if (n <= w->cap)
 		return 0;
-	cap = w->cap ? w->cap : 4096;
-	while (cap < n)
-		cap *= 2;
-	nb = realloc(w->buf, cap);
-	if (!nb)
+	if (VEC_RESERVE(w->buf, w->cap, n, 4096))
 		return pfw_fail(w, -ENOMEM, "%s: out of memory", w->out.path);
-	w->buf = nb;
-	w->cap = cap;
 	return 0;
 }
 

@@ -14,46 +14,6 @@
 
 #include "recorder.h"
 
-/* ------------------------------------------------------------ small sets */
-
-static uint64_t set_hash(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	return k;
-}
-
-/* Returns 1 when added, 0 when present, -ENOMEM. */
-static int set_add(struct u64set *s, uint64_t k)
-{
-	size_t i;
-
-	if (!k)
-		k = 1;
-	if ((s->n + 1) * 2 > s->cap) {
-		struct u64set ns = { .cap = s->cap ? s->cap * 2 : 1024 };
-
-		ns.v = calloc(ns.cap, sizeof(*ns.v));
-		if (!ns.v)
-			return -ENOMEM;
-		for (i = 0; i < s->cap; i++)
-			if (s->v[i])
-				set_add(&ns, s->v[i]);
-		free(s->v);
-		*s = ns;
-	}
-	for (i = set_hash(k) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
-		if (s->v[i] == k)
-			return 0;
-		if (!s->v[i]) {
-			s->v[i] = k;
-			s->n++;
-			return 1;
-		}
-	}
-}
-
 /* ------------------------------------------------------------- records */
 
 /*
@@ -67,7 +27,7 @@ static void rec_thread(struct recorder *r, struct rec_proc *p, uint32_t tid)
 	char comm[64];
 	uint64_t t;
 
-	if (set_add(&r->tids, ((uint64_t)p->pid << 32) | tid) != 1)
+	if (uwprof_u64map_put(&r->tids, ((uint64_t)p->pid << 32) | tid, 0) != 1)
 		return;
 	t = rec_comm_at((pid_t)p->pid, (pid_t)tid, comm, sizeof(comm));
 	if (!comm[0])
@@ -138,7 +98,7 @@ static void rec_sample(struct recorder *r, const struct uwprof_rec_sample *s)
 		p->refresh = 1;
 	if (r->o.kernel)
 		for (i = 0; i < s->nr_kernel; i++)
-			set_add(&r->kips, s->ips[i]);
+			uwprof_u64map_put(&r->kips, s->ips[i], 0);
 	if (s->flags & UWPROF_SAMPLE_SNAPSHOT)
 		rec_snapshot_sample(r, s);
 	else

@@ -78,15 +78,8 @@ void rec_ksyms(struct recorder *r)
 	while (uwprof_kallsyms_next(text, len, &pos, &k)) {
 		if (!k.addr)
 			continue;
-		if (n == cap) {
-			struct ksym_ent *nv;
-
-			cap = cap ? cap * 2 : 65536;
-			nv = realloc(v, cap * sizeof(*nv));
-			if (!nv)
-				goto out;
-			v = nv;
-		}
+		if (VEC_RESERVE(v, cap, n + 1, 65536))
+			goto out;
 		v[n].addr = k.addr;
 		v[n].name_len = k.name_len;
 		if (k.mod)
@@ -110,9 +103,7 @@ void rec_ksyms(struct recorder *r)
 	out = calloc(r->kips.n, sizeof(*out));
 	if (!ips || !out)
 		goto out;
-	for (i = 0; i < r->kips.cap; i++)
-		if (r->kips.v[i])
-			ips[nips++] = r->kips.v[i];
+	nips = uwprof_u64map_keys(&r->kips, ips);
 	qsort(ips, nips, sizeof(*ips), u64_cmp);
 	for (i = 0, j = 0; i < nips; i++) {
 		/* j: the last entry at or below the ip, so j + 1 starts the next */

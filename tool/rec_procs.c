@@ -86,15 +86,8 @@ struct rec_proc *rec_proc_get(struct recorder *r, uint32_t pid)
 
 	if (p)
 		return p;
-	if (r->nr_procs == r->cap_procs) {
-		size_t cap = r->cap_procs ? r->cap_procs * 2 : 64;
-		struct rec_proc *nv = realloc(r->procs, cap * sizeof(*nv));
-
-		if (!nv)
-			return NULL;
-		r->procs = nv;
-		r->cap_procs = cap;
-	}
+	if (VEC_RESERVE(r->procs, r->cap_procs, r->nr_procs + 1, 64))
+		return NULL;
 	p = &r->procs[r->nr_procs];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;

@@ -391,8 +391,8 @@ static void rec_free(struct recorder *r)
 	free(r->procs);
 	uwprof_snap_queue_free(&r->snapq);
 	uwprof_rreader_free(&r->rr);
-	free(r->tids.v);
-	free(r->kips.v);
+	uwprof_u64map_free(&r->tids);
+	uwprof_u64map_free(&r->kips);
 	free(r->o.pids);
 	if (r->sigfd >= 0)
 		close(r->sigfd);

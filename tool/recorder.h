@@ -29,6 +29,8 @@
 #include "snapshot.h"
 #include "table.h"
 #include "tablecache.h"
+#include "u64map.h"
+#include "vec.h"
 
 #define REC_DEFAULT_FREQ	999
 #define REC_DEFAULT_DEPTH	4096
@@ -126,12 +128,6 @@ struct rec_proc {
 	char		comm[64];
 };
 
-/* Open-addressing set of 64-bit keys (tids seen, kernel ips hit). */
-struct u64set {
-	uint64_t	*v;		/* 0 marks a free slot; keys are never 0 */
-	size_t		cap, n;
-};
-
 struct recorder {
 	struct rec_opts	o;
 	struct uwprof_dev dev;
@@ -156,8 +152,8 @@ struct recorder {
 	size_t		nr_procs, cap_procs;
 	size_t		last_proc;
 	uint64_t	children_ns;	/* last look for a command's children */
-	struct u64set	tids;
-	struct u64set	kips;
+	struct uwprof_u64map tids;	/* pid << 32 | tid named in the file */
+	struct uwprof_u64map kips;	/* kernel ips sampled (a set) */
 	/* Counters for the summary and the STATS record. */
 	uint64_t	samples, lost, filtered, unknown, exits, bad_recs;
 	uint64_t	stops[UWPROF_PF_STOP__COUNT];

@@ -20,6 +20,7 @@
 #include "profile_file.h"
 #include "report_model.h"
 #include "symbols.h"
+#include "vec.h"
 
 /* Open addressing over three 64-bit words; values are indexes. */
 struct rep_slot {
@@ -114,20 +115,11 @@ const char *uwprof_rep_basename(const char *path)
 /* Take ownership of a malloc'd string (NULL stays NULL: out of memory). */
 static char *pool_take(struct uwprof_rep *r, char *s)
 {
-	char **v;
-
 	if (!s)
 		return NULL;
-	if (r->nr_pool == r->cap_pool) {
-		size_t nc = r->cap_pool ? r->cap_pool * 2 : 64;
-
-		v = realloc(r->pool, nc * sizeof(*v));
-		if (!v) {
-			free(s);
-			return NULL;
-		}
-		r->pool = v;
-		r->cap_pool = nc;
+	if (VEC_RESERVE(r->pool, r->cap_pool, r->nr_pool + 1, 64)) {
+		free(s);
+		return NULL;
 	}
 	r->pool[r->nr_pool++] = s;
 	return s;
@@ -173,7 +165,7 @@ static int map_get(struct uwprof_rep *r, const struct uwprof_pf_map *m,
 		   const struct uwprof_pf_object *obj)
 {
 	uint64_t k[3] = { m->start, m->end, m->object_id };
-	struct uwprof_rep_map *v, *e;
+	struct uwprof_rep_map *e;
 	struct rep_slot *slot;
 	long idx;
 
@@ -182,15 +174,8 @@ static int map_get(struct uwprof_rep *r, const struct uwprof_pf_map *m,
 		return (int)idx;
 	if (idx == -2)
 		return -ENOMEM;
-	if (r->nr_maps == r->cap_maps) {
-		size_t nc = r->cap_maps ? r->cap_maps * 2 : 64;
-
-		v = realloc(r->maps, nc * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		r->maps = v;
-		r->cap_maps = nc;
-	}
+	if (VEC_RESERVE(r->maps, r->cap_maps, r->nr_maps + 1, 64))
+		return -ENOMEM;
 	e = &r->maps[r->nr_maps];
 	memset(e, 0, sizeof(*e));
 	e->start = m->start;
@@ -244,17 +229,8 @@ static void frame_kernel(struct uwprof_rep *r, struct uwprof_rep_frame *f,
 /* Keeps one warning line for the command to show. Returns 0 or -ENOMEM. */
 static int warn_add(struct uwprof_rep *r, const char *what)
 {
-	char **v;
-
-	if (r->nr_warnings == r->cap_warnings) {
-		size_t nc = r->cap_warnings ? r->cap_warnings * 2 : 8;
-
-		v = realloc(r->warnings, nc * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		r->warnings = v;
-		r->cap_warnings = nc;
-	}
+	if (VEC_RESERVE(r->warnings, r->cap_warnings, r->nr_warnings + 1, 8))
+		return -ENOMEM;
 	if (asprintf(&r->warnings[r->nr_warnings],
 		     "%s: its frames stay unresolved", what) < 0)
 		return -ENOMEM;
@@ -320,7 +296,7 @@ static long frame_get(struct uwprof_rep *r, const struct uwprof_pf_maps *maps,
 	uint64_t k[3] = { kernel ? 0 : (uint64_t)(uintptr_t)maps, ip,
 			  (uint64_t)(caller | kernel << 1) };
 	uint64_t adj = caller && ip ? ip - 1 : ip;
-	struct uwprof_rep_frame *f, *v;
+	struct uwprof_rep_frame *f;
 	struct rep_slot *slot;
 	const char *base;
 	long idx;
@@ -330,15 +306,8 @@ static long frame_get(struct uwprof_rep *r, const struct uwprof_pf_maps *maps,
 		return idx;
 	if (idx == -2)
 		return -ENOMEM;
-	if (r->nr_frames == r->cap_frames) {
-		size_t nc = r->cap_frames ? r->cap_frames * 2 : 1024;
-
-		v = realloc(r->frames, nc * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		r->frames = v;
-		r->cap_frames = nc;
-	}
+	if (VEC_RESERVE(r->frames, r->cap_frames, r->nr_frames + 1, 1024))
+		return -ENOMEM;
 	f = &r->frames[r->nr_frames];
 	memset(f, 0, sizeof(*f));
 	f->ip = ip;

@@ -9,6 +9,7 @@
 
 #include "profile_file.h"
 #include "snapshot.h"
+#include "vec.h"
 
 int uwprof_snap_table_init(struct uwprof_snap_table *st, void *blob,
 			   size_t size, uint64_t id)
@@ -173,15 +174,8 @@ int uwprof_snap_queue_add(struct uwprof_snap_queue *q,
 
 	if (q->bytes + s->hdr.size > q->max_bytes)
 		return -ENOSPC;
-	if (q->n == q->cap) {
-		size_t cap = q->cap ? 2 * q->cap : 64;
-		struct uwprof_snap_queued *nv = realloc(q->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		q->v = nv;
-		q->cap = cap;
-	}
+	if (VEC_RESERVE(q->v, q->cap, q->n + 1, 64))
+		return -ENOMEM;
 	c = malloc(s->hdr.size);
 	if (!c)
 		return -ENOMEM;
