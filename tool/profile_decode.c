@@ -66,7 +66,7 @@ static const char *cur_str(struct pf_cur *c, struct pf_strs *keep)
 	return s;
 }
 
-#define PF_PUSH(pp, arr, nr, capf) \
+#define PF_ROOM_FOR_ONE(pp, arr, nr, capf) \
 	VEC_RESERVE((pp)->pub.arr, (pp)->capf, (pp)->pub.nr + 1, 64)
 
 static const char *const pf_type_name[] = {
@@ -116,7 +116,7 @@ static int pf_object(struct pf_priv *pp, struct pf_cur *c)
 	struct uwprof_pf_obj_fixed f;
 	uint64_t isz;
 
-	if (PF_PUSH(pp, objects, nr_objects, cap_objects))
+	if (PF_ROOM_FOR_ONE(pp, objects, nr_objects, cap_objects))
 		return -ENOMEM;
 	o = &pp->pub.objects[pp->pub.nr_objects];
 	cur_get(c, &f, sizeof(f));
@@ -145,7 +145,7 @@ static int pf_maps(struct pf_priv *pp, struct pf_cur *c)
 	const struct uwprof_pf_map *v;
 	uint32_t i;
 
-	if (PF_PUSH(pp, maps, nr_maps, cap_maps))
+	if (PF_ROOM_FOR_ONE(pp, maps, nr_maps, cap_maps))
 		return -ENOMEM;
 	m = &pp->pub.maps[pp->pub.nr_maps];
 	cur_get(c, &f, sizeof(f));
@@ -178,7 +178,7 @@ static int pf_sample(struct pf_priv *pp, struct pf_cur *c)
 	struct uwprof_pf_sample *s;
 	size_t n;
 
-	if (PF_PUSH(pp, samples, nr_samples, cap_samples))
+	if (PF_ROOM_FOR_ONE(pp, samples, nr_samples, cap_samples))
 		return -ENOMEM;
 	s = &pp->pub.samples[pp->pub.nr_samples];
 	cur_get(c, &f, sizeof(f));
@@ -205,7 +205,7 @@ static int pf_thread(struct pf_priv *pp, struct pf_cur *c)
 	struct uwprof_pf_thread_fixed f;
 	struct uwprof_pf_thread *t;
 
-	if (PF_PUSH(pp, threads, nr_threads, cap_threads))
+	if (PF_ROOM_FOR_ONE(pp, threads, nr_threads, cap_threads))
 		return -ENOMEM;
 	t = &pp->pub.threads[pp->pub.nr_threads];
 	cur_get(c, &f, sizeof(f));
@@ -283,7 +283,7 @@ int pf_decode_one(struct pf_priv *pp, uint32_t type, struct pf_cur *c)
 			return c->err;
 		if (r.exec > 1)
 			return -EINVAL;
-		if (PF_PUSH(pp, exits, nr_exits, cap_exits))
+		if (PF_ROOM_FOR_ONE(pp, exits, nr_exits, cap_exits))
 			return -ENOMEM;
 		pf->exits[pf->nr_exits++] = r;
 		return 0;

@@ -63,7 +63,7 @@ static int u64_cmp(const void *a, const void *b)
 }
 
 /* Stores the kallsyms entries that sampled kernel ips fall in. */
-void rec_ksyms(struct recorder *r)
+void rec_ksyms_out(struct recorder *r)
 {
 	struct ksym_ent *v = NULL;
 	struct uwprof_pf_ksym *out = NULL;

@@ -559,7 +559,7 @@ static int rec_finish(struct recorder *r, int tty)
 	if (uwprof_dev_stats(&r->dev, &st))
 		memset(&st, 0, sizeof(st));
 	if (r->o.kernel)
-		rec_ksyms(r);
+		rec_ksyms_out(r);
 	rec_stats_out(r, &st);
 	if (r->o.mode == MODE_CMD && !r->child_done) {
 		/* Stopped by a signal or -d: the command stays running. */

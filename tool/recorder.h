@@ -177,7 +177,7 @@ static inline uint64_t mono_ns(void)
 /* Notes a write error of the profile file (said once); returns 'ret'. */
 int rec_out(struct recorder *r, int ret);
 int rec_output_open(struct recorder *r, uint32_t start_flags);
-void rec_ksyms(struct recorder *r);
+void rec_ksyms_out(struct recorder *r);
 void rec_stats_out(struct recorder *r, const struct uwprof_stats *st);
 
 /* rec_drain.c */
