@@ -103,38 +103,44 @@ static inline int rd_u8(struct cur *k, uint8_t *v)
 	return 0;
 }
 
-static inline int rd_uleb(struct cur *k, uint64_t *v)
+/* A LEB128 number's bits, its width in bits and its last byte. */
+static inline int rd_leb(struct cur *k, uint64_t *v, unsigned int *shift,
+			 uint8_t *last)
 {
 	uint64_t r = 0;
-	unsigned int shift = 0;
+	unsigned int s = 0;
 	uint8_t b;
 
 	do {
 		if (k->p >= k->end)
 			return -1;
 		b = *k->p++;
-		if (shift < 64)
-			r |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
+		if (s < 64)
+			r |= (uint64_t)(b & 0x7f) << s;
+		s += 7;
 	} while (b & 0x80);
 	*v = r;
+	*shift = s;
+	*last = b;
 	return 0;
+}
+
+static inline int rd_uleb(struct cur *k, uint64_t *v)
+{
+	unsigned int shift;
+	uint8_t b;
+
+	return rd_leb(k, v, &shift, &b);
 }
 
 static inline int rd_sleb(struct cur *k, int64_t *v)
 {
-	uint64_t r = 0;
-	unsigned int shift = 0;
+	unsigned int shift;
+	uint64_t r;
 	uint8_t b;
 
-	do {
-		if (k->p >= k->end)
-			return -1;
-		b = *k->p++;
-		if (shift < 64)
-			r |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
+	if (rd_leb(k, &r, &shift, &b))
+		return -1;
 	if (shift < 64 && (b & 0x40))
 		r |= ~(uint64_t)0 << shift;
 	*v = (int64_t)r;

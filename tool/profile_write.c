@@ -224,18 +224,26 @@ int uwprof_pfw_sample(struct uwprof_pfw *w, const struct uwprof_rec_sample *s)
 	return pfw_end(w, start);
 }
 
+/* A record that is one fixed-size struct. */
+static int pfw_fixed(struct uwprof_pfw *w, uint32_t type, const void *r,
+		     size_t n)
+{
+	long start = pfw_begin(w, type, n);
+
+	if (start < 0)
+		return w->error;
+	pfw_put(w, r, n);
+	return pfw_end(w, start);
+}
+
 int uwprof_pfw_lost(struct uwprof_pfw *w, uint64_t time_ns, uint32_t cpu,
 		    uint64_t count)
 {
 	struct uwprof_pf_lost_rec r = {
 		.time_ns = time_ns, .cpu = cpu, .count = count,
 	};
-	long start = pfw_begin(w, UWPROF_PF_LOST, sizeof(r));
 
-	if (start < 0)
-		return w->error;
-	pfw_put(w, &r, sizeof(r));
-	return pfw_end(w, start);
+	return pfw_fixed(w, UWPROF_PF_LOST, &r, sizeof(r));
 }
 
 int uwprof_pfw_exit(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
@@ -244,12 +252,8 @@ int uwprof_pfw_exit(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
 	struct uwprof_pf_exit_rec r = {
 		.time_ns = time_ns, .pid = pid, .exec = exec,
 	};
-	long start = pfw_begin(w, UWPROF_PF_EXIT, sizeof(r));
 
-	if (start < 0)
-		return w->error;
-	pfw_put(w, &r, sizeof(r));
-	return pfw_end(w, start);
+	return pfw_fixed(w, UWPROF_PF_EXIT, &r, sizeof(r));
 }
 
 int uwprof_pfw_thread(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
@@ -293,12 +297,7 @@ int uwprof_pfw_ksyms(struct uwprof_pfw *w, const struct uwprof_pf_ksym *syms,
 
 int uwprof_pfw_stats(struct uwprof_pfw *w, const struct uwprof_pf_stats *st)
 {
-	long start = pfw_begin(w, UWPROF_PF_STATS, sizeof(*st));
-
-	if (start < 0)
-		return w->error;
-	pfw_put(w, st, sizeof(*st));
-	return pfw_end(w, start);
+	return pfw_fixed(w, UWPROF_PF_STATS, st, sizeof(*st));
 }
 
 static void pfw_free(struct uwprof_pfw *w)
