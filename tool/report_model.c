@@ -241,25 +241,39 @@ static void frame_kernel(struct uwprof_rep *r, struct uwprof_rep_frame *f,
 	}
 }
 
-/* Keeps one warning line for the command to show. Returns 0 or -ENOMEM. */
+/*
+ * Keeps one line for the command to show: a warning (with 'suffix') or a
+ * note. Returns 0 or -ENOMEM.
+ */
+static int line_add(char ***v, size_t *nr, size_t *cap, const char *what,
+		    const char *suffix)
+{
+	char **nv;
+
+	if (*nr == *cap) {
+		size_t nc = *cap ? *cap * 2 : 8;
+
+		nv = realloc(*v, nc * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = nc;
+	}
+	if (asprintf(&(*v)[*nr], "%s%s", what, suffix) < 0)
+		return -ENOMEM;
+	(*nr)++;
+	return 0;
+}
+
 static int warn_add(struct uwprof_rep *r, const char *what)
 {
-	char **v;
+	return line_add(&r->warnings, &r->nr_warnings, &r->cap_warnings, what,
+			": its frames stay unresolved");
+}
 
-	if (r->nr_warnings == r->cap_warnings) {
-		size_t nc = r->cap_warnings ? r->cap_warnings * 2 : 8;
-
-		v = realloc(r->warnings, nc * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		r->warnings = v;
-		r->cap_warnings = nc;
-	}
-	if (asprintf(&r->warnings[r->nr_warnings],
-		     "%s: its frames stay unresolved", what) < 0)
-		return -ENOMEM;
-	r->nr_warnings++;
-	return 0;
+static int note_add(struct uwprof_rep *r, const char *what)
+{
+	return line_add(&r->notes, &r->nr_notes, &r->cap_notes, what, "");
 }
 
 /* Returns 0 or -ENOMEM; an object that cannot be read leaves a warning. */
@@ -298,6 +312,8 @@ static int frame_user(struct uwprof_rep *r, struct uwprof_rep_frame *f,
 				       bid_size, err, sizeof(err));
 	if (h < 0)
 		return err[0] ? warn_add(r, err) : 0;
+	if (err[0] && note_add(r, err))
+		return -ENOMEM;
 	if (uwprof_syms_lookup(r->syms, h, addr_adj - m->bias, &res))
 		return 0;
 	if (res.name) {
@@ -518,6 +534,9 @@ void uwprof_rep_free(struct uwprof_rep *r)
 	for (i = 0; i < r->nr_warnings; i++)
 		free(r->warnings[i]);
 	free(r->warnings);
+	for (i = 0; i < r->nr_notes; i++)
+		free(r->notes[i]);
+	free(r->notes);
 	free(r->samples);
 	free(r->chains);
 	hash_free(r->frame_hash);
