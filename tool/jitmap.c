@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jitmap.h"
@@ -88,13 +89,20 @@ long uwprof_jit_perfmap_read(int fd, struct uwprof_jit_pos *pos,
 			     uint64_t max_bytes, uwprof_jit_emit_fn emit,
 			     void *arg)
 {
-	char *buf = malloc(JIT_BUF);
+	char *buf;
 	uint64_t done = 0;
 	long got, emitted = 0;
 	size_t i, line;
 	int stop = 0;
+	struct stat st;
 	char *nl;
 
+	/* Shorter than what was read: rewritten from the start. */
+	if (!fstat(fd, &st) && (uint64_t)st.st_size < pos->off) {
+		pos->off = 0;
+		pos->skipping = 0;
+	}
+	buf = malloc(JIT_BUF);
 	if (!buf)
 		return -ENOMEM;
 	while (!stop && (!max_bytes || done < max_bytes)) {
@@ -309,11 +317,49 @@ long uwprof_jit_dump_read(int fd, struct uwprof_jit_pos *pos,
 	return emitted;
 }
 
-/* Opens 'path' for pid's symbols: a regular file of its owner or root. */
+/* The process's start in CLOCK_REALTIME seconds, or 0 when unknown. */
+static time_t proc_start_wall(pid_t pid)
+{
+	unsigned long long start = 0, btime = 0;
+	char path[48], buf[1024], *p;
+	long hz = sysconf(_SC_CLK_TCK);
+	FILE *f;
+	size_t n;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* After the comm, which may hold spaces and parentheses. */
+	p = strrchr(buf, ')');
+	for (i = 0; p && i < 20; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &start) != 1 || hz <= 0)
+		return 0;
+	f = fopen("/proc/stat", "re");
+	if (!f)
+		return 0;
+	while (fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "btime %llu", &btime) == 1)
+			break;
+	fclose(f);
+	return btime ? (time_t)(btime + start / (unsigned long long)hz) : 0;
+}
+
+/*
+ * Opens 'path' for pid's symbols: a regular file of its owner or root,
+ * not older than the process (a file left by an earlier process of the
+ * same pid would name its code wrongly).
+ */
 static int jit_open_owned(pid_t pid, const char *path)
 {
 	char proc[32];
 	struct stat ps, fs;
+	time_t born;
 	int fd;
 
 	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
@@ -326,6 +372,12 @@ static int jit_open_owned(pid_t pid, const char *path)
 	    (fs.st_uid != ps.st_uid && fs.st_uid != 0)) {
 		close(fd);
 		return -EPERM;
+	}
+	born = proc_start_wall(pid);
+	/* Whole seconds on both sides: allow one of rounding. */
+	if (born && fs.st_mtime + 1 < born) {
+		close(fd);
+		return -ESTALE;
 	}
 	return fd;
 }

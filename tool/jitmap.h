@@ -37,7 +37,8 @@ struct uwprof_jit_pos {
 
 /*
  * Reads the symbols added to a perf map since 'pos', through 'fd' (open
- * for reading; the file offset is not used). Stops after 'max_bytes' new
+ * for reading; the file offset is not used). A file now shorter than
+ * what was read was rewritten: it is read again from the start. Stops after 'max_bytes' new
  * bytes (0: no limit) or when 'emit' says so. Returns the number of
  * symbols emitted, or a negative errno from read.
  */
@@ -59,8 +60,10 @@ long uwprof_jit_dump_read(int fd, struct uwprof_jit_pos *pos,
 /*
  * Opens /tmp/perf-PID.map of 'pid' when it is a regular file owned by the
  * process's owner (or root), as perf requires: another user's file must
- * not name a process's code. Returns the fd, or a negative errno
- * (-ENOENT: the process publishes none).
+ * not name a process's code. Returns the fd, or a negative errno: -ENOENT
+ * (none yet), -EPERM (not a regular file of the owner or root, or a
+ * symlink), -ESTALE (last written before the process started: left by an
+ * earlier process with the same pid), -ESRCH (the process is gone).
  */
 int uwprof_jit_perfmap_open(pid_t pid);
 

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jitmap.h"
@@ -125,6 +127,13 @@ static void perfmap_lines(const char *dir, struct got *g)
 	   "perf map: the partial last line is read once it is whole");
 	n = uwprof_jit_perfmap_read(fd, &pos, 0, collect, g);
 	ok(n == 0 && g->n == 6, "perf map: nothing new, nothing read");
+	/* Rewritten by a new writer (truncated): read from the start. */
+	if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET))
+		perror("truncate");
+	puts_fd(fd, "7f000000b000 8 rewritten\n");
+	n = uwprof_jit_perfmap_read(fd, &pos, 0, collect, g);
+	ok(n == 1 && has(g, 6, 0x7f000000b000, 8, "rewritten"),
+	   "perf map: a truncated file is read again from its start");
 	close(fd);
 	got_reset(g);
 }
@@ -320,6 +329,22 @@ static void owner_test(const char *dir)
 		/* A non-root run cannot make such a file: say so. */
 		printf("# not root: the other-owner case is not run\n");
 	}
+	unlink(path);
+	/* A file an earlier process of this pid left behind. */
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	puts_fd(fd, "1000 10 stale\n");
+	close(fd);
+	{
+		struct timespec old[2] = { { time(NULL) - 3600, 0 },
+					   { time(NULL) - 3600, 0 } };
+
+		utimensat(AT_FDCWD, path, old, 0);
+	}
+	fd = uwprof_jit_perfmap_open(getpid());
+	ok(fd == -ESTALE, "open: a perf map older than the process: -ESTALE (%d)",
+	   fd);
+	if (fd >= 0)
+		close(fd);
 	unlink(path);
 	snprintf(link, sizeof(link), "%s/target.map", dir);
 	fd = open(link, O_WRONLY | O_CREAT | O_TRUNC, 0644);
