@@ -69,6 +69,7 @@ struct uwprof_rep_sample {
 };
 
 struct uwprof_rep_hash;
+struct rep_jit;
 
 struct uwprof_rep {
 	const char	*path;		/* the profile, for messages */
@@ -105,6 +106,9 @@ struct uwprof_rep {
 	char		**notes;
 	size_t		nr_notes;
 	size_t		cap_notes;
+	/* JIT symbols by pid, from the profile's JITSYMS records */
+	struct rep_jit	*jits;
+	size_t		nr_jits;
 };
 
 /*
