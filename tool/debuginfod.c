@@ -70,7 +70,7 @@ static int dbgd_start(struct uwprof_dbgd *d, char *msg, size_t msglen)
 		snprintf(msg, msglen,
 			 "DEBUGINFOD_URLS is set but %s cannot be loaded (%s; Debian: libdebuginfod1)",
 			 DBGD_SONAME, e ? e : "not found");
-		return -ENOSYS;
+		return -EOPNOTSUPP;
 	}
 	begin = (dbgd_begin_fn)dlsym(d->lib, "debuginfod_begin");
 	d->find = (dbgd_find_fn)dlsym(d->lib, "debuginfod_find_debuginfo");
@@ -78,7 +78,7 @@ static int dbgd_start(struct uwprof_dbgd *d, char *msg, size_t msglen)
 	if (!begin || !d->find || !d->end) {
 		snprintf(msg, msglen, "%s lacks the debuginfod_* functions",
 			 DBGD_SONAME);
-		return -ENOSYS;
+		return -EOPNOTSUPP;
 	}
 	d->client = begin();
 	if (!d->client) {
@@ -125,7 +125,7 @@ int uwprof_dbgd_find(struct uwprof_dbgd *d, const uint8_t *build_id,
 	if (msglen)
 		msg[0] = 0;
 	if (!urls || !*urls)
-		return -ENOSYS;
+		return -EOPNOTSUPP;
 	if (!size || size > DBGD_ID_MAX)
 		return -ENOENT;
 	if (d->state < 0 || dbgd_missed(d, build_id, size))

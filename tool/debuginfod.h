@@ -23,7 +23,7 @@ void uwprof_dbgd_free(struct uwprof_dbgd *d);
 
 /*
  * Ask for the debug file of the object with this build-id. Returns 0 with
- * '*path' (malloc'd) naming the file in libdebuginfod's cache, -ENOSYS
+ * '*path' (malloc'd) naming the file in libdebuginfod's cache, -EOPNOTSUPP
  * when DEBUGINFOD_URLS is unset or empty (nothing asked, no message), or
  * another negative errno with one line in 'msg'. A build-id that failed
  * once fails again at once, without asking the servers again, so an

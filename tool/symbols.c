@@ -335,7 +335,7 @@ static void debug_fetch(struct uwprof_syms *s, const struct uwprof_elf *e,
 		return;
 	ret = uwprof_dbgd_find(s->dbgd, e->build_id, e->build_id_size, &path,
 			       msg, sizeof(msg));
-	if (ret == -ENOSYS && !msg[0])
+	if (ret == -EOPNOTSUPP && !msg[0])
 		return;
 	if (ret) {
 		if (msg[0] && note)
