@@ -350,49 +350,56 @@ static time_t proc_start_wall(pid_t pid)
 	return btime ? (time_t)(btime + start / (unsigned long long)hz) : 0;
 }
 
-/*
- * Opens 'path' for pid's symbols: a regular file of its owner or root,
- * not older than the process (a file left by an earlier process of the
- * same pid would name its code wrongly).
- */
-static int jit_open_owned(pid_t pid, const char *path)
+int uwprof_jit_owner_read(pid_t pid, struct uwprof_jit_owner *o)
 {
 	char proc[32];
-	struct stat ps, fs;
-	time_t born;
-	int fd;
+	struct stat ps;
 
 	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
 	if (stat(proc, &ps))
 		return -ESRCH;
+	o->uid = ps.st_uid;
+	o->born = proc_start_wall(pid);
+	return 0;
+}
+
+/*
+ * Opens 'path' for the symbols of the process 'o' describes: a regular
+ * file of its owner or root, not older than the process (a file left by
+ * an earlier process of the same pid would name its code wrongly).
+ */
+static int jit_open_owned(const struct uwprof_jit_owner *o, const char *path)
+{
+	struct stat fs;
+	int fd;
+
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ELOOP ? -EPERM : -errno;
 	if (fstat(fd, &fs) || !S_ISREG(fs.st_mode) ||
-	    (fs.st_uid != ps.st_uid && fs.st_uid != 0)) {
+	    (fs.st_uid != o->uid && fs.st_uid != 0)) {
 		close(fd);
 		return -EPERM;
 	}
-	born = proc_start_wall(pid);
 	/* Whole seconds on both sides: allow one of rounding. */
-	if (born && fs.st_mtime + 1 < born) {
+	if (o->born && fs.st_mtime + 1 < o->born) {
 		close(fd);
 		return -ESTALE;
 	}
 	return fd;
 }
 
-int uwprof_jit_perfmap_open(pid_t pid)
+int uwprof_jit_perfmap_open(pid_t pid, const struct uwprof_jit_owner *o)
 {
 	char path[64];
 
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
-	return jit_open_owned(pid, path);
+	return jit_open_owned(o, path);
 }
 
-int uwprof_jit_dump_open(pid_t pid, const char *path)
+int uwprof_jit_dump_open(const char *path, const struct uwprof_jit_owner *o)
 {
-	return jit_open_owned(pid, path);
+	return jit_open_owned(o, path);
 }
 
 int uwprof_jit_is_dump(pid_t pid, const char *path)

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 /* Longest name kept; longer perf-map lines are skipped whole. */
 #define UWPROF_JIT_NAME_MAX	1024
@@ -57,18 +58,30 @@ long uwprof_jit_dump_read(int fd, struct uwprof_jit_pos *pos,
 			  uint64_t max_bytes, uwprof_jit_emit_fn emit,
 			  void *arg);
 
+/* What a process's symbol files are checked against. */
+struct uwprof_jit_owner {
+	uid_t		uid;		/* the owner of /proc/PID */
+	time_t		born;		/* its start, CLOCK_REALTIME s; 0: unknown */
+};
+
+/*
+ * Reads them while the process lives, so that its files can still be
+ * opened safely after it exited. Returns 0 or -ESRCH.
+ */
+int uwprof_jit_owner_read(pid_t pid, struct uwprof_jit_owner *o);
+
 /*
  * Opens /tmp/perf-PID.map of 'pid' when it is a regular file owned by the
  * process's owner (or root), as perf requires: another user's file must
  * not name a process's code. Returns the fd, or a negative errno: -ENOENT
  * (none yet), -EPERM (not a regular file of the owner or root, or a
  * symlink), -ESTALE (last written before the process started: left by an
- * earlier process with the same pid), -ESRCH (the process is gone).
+ * earlier process with the same pid).
  */
-int uwprof_jit_perfmap_open(pid_t pid);
+int uwprof_jit_perfmap_open(pid_t pid, const struct uwprof_jit_owner *o);
 
 /* The same checks for a jitdump file found in the process's mappings. */
-int uwprof_jit_dump_open(pid_t pid, const char *path);
+int uwprof_jit_dump_open(const char *path, const struct uwprof_jit_owner *o);
 
 /* Whether a mapping's path names perf's jitdump file of 'pid'. */
 int uwprof_jit_is_dump(pid_t pid, const char *path);

@@ -174,10 +174,7 @@ static void rec_exit(struct recorder *r, const struct uwprof_rec_exit *e)
 		rec_name_before_exec(r, p, e->time_ns);
 	rec_out(r, uwprof_pfw_exit(&r->w, e->time_ns, e->pid, e->exec));
 	/* What it published so far is complete for the image that ran. */
-	rec_jit_look(r, p, NULL);
-	rec_jit_read(r, p);
-	if (!e->exec)
-		rec_jit_close(p);
+	rec_jit_exit(r, p, e->exec);
 	/*
 	 * The new name as the module saw it at the exec: names read
 	 * from /proc race with it (one read just before the exec can

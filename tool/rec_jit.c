@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * JIT symbols of the profiled processes: the perf map (/tmp/perf-PID.map)
- * and perf's jitdump file a runtime publishes are opened while the process
- * lives (their owner is checked against the process's), read again when
- * it exits or execs and at the end of recording (the files keep growing
- * until then), and stored as JITSYMS records, so that reports name code
- * in anonymous executable memory after the files are gone. Called from
- * the recorder's loop; single-threaded.
+ * and perf's jitdump file a runtime publishes are opened when the
+ * process's mappings are read, or at its exit (checked against its owner
+ * and start time, read while it lived), read when it exits or execs and
+ * at the end of recording (the files keep growing until then), and stored
+ * as JITSYMS records, so that reports name code in anonymous executable
+ * memory after the files are gone. Called from the recorder's loop;
+ * single-threaded.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -98,7 +99,7 @@ void rec_jit_read(struct recorder *r, struct rec_proc *p)
 {
 	struct jit_batch *b;
 
-	if (p->jit_map.fd < 0 && p->jit_dump.fd < 0)
+	if (p->jit_done || (p->jit_map.fd < 0 && p->jit_dump.fd < 0))
 		return;
 	b = malloc(sizeof(*b));
 	if (!b)
@@ -154,8 +155,16 @@ void rec_jit_look(struct recorder *r, struct rec_proc *p,
 	size_t i;
 	int fd;
 
+	if (p->jit_done)
+		return;
+	/* Kept from its life: its files may be opened after its exit. */
+	if (!p->jit_owner_ok)
+		p->jit_owner_ok = !uwprof_jit_owner_read((pid_t)p->pid,
+							 &p->jit_owner);
+	if (!p->jit_owner_ok)
+		return;
 	if (p->jit_map.fd < 0 && !p->jit_map.refused) {
-		fd = uwprof_jit_perfmap_open((pid_t)p->pid);
+		fd = uwprof_jit_perfmap_open((pid_t)p->pid, &p->jit_owner);
 		if (fd >= 0)
 			p->jit_map.fd = fd;
 		else
@@ -166,7 +175,7 @@ void rec_jit_look(struct recorder *r, struct rec_proc *p,
 		if (pm->v[i].kind != UWPROF_PM_FILE ||
 		    !uwprof_jit_is_dump((pid_t)p->pid, pm->v[i].path))
 			continue;
-		fd = uwprof_jit_dump_open((pid_t)p->pid, pm->v[i].path);
+		fd = uwprof_jit_dump_open(pm->v[i].path, &p->jit_owner);
 		if (fd >= 0)
 			p->jit_dump.fd = fd;
 		else
@@ -181,12 +190,21 @@ void rec_jit_finish(struct recorder *r)
 
 	for (i = 0; i < r->nr_procs; i++) {
 		p = &r->procs[i];
-		if (p->ours != 1)
+		if (p->ours != 1 || p->jit_done)
 			continue;
 		/* Published after the last look at its mappings. */
-		if (!p->gone)
-			rec_jit_look(r, p, NULL);
+		rec_jit_look(r, p, NULL);
 		rec_jit_read(r, p);
 		rec_jit_close(p);
 	}
+}
+
+void rec_jit_exit(struct recorder *r, struct rec_proc *p, int exec)
+{
+	rec_jit_look(r, p, NULL);
+	rec_jit_read(r, p);
+	if (exec)
+		return;
+	rec_jit_close(p);
+	p->jit_done = 1;
 }

@@ -136,6 +136,9 @@ struct rec_proc {
 	uint32_t	nr_pf_maps;
 	struct rec_jit	jit_map;
 	struct rec_jit	jit_dump;
+	struct uwprof_jit_owner jit_owner;	/* read while it lived */
+	int		jit_owner_ok;
+	int		jit_done;	/* exited: its files read to the end */
 	char		comm[64];
 };
 
@@ -255,6 +258,8 @@ void rec_jit_look(struct recorder *r, struct rec_proc *p,
 /* Stores the symbols added to them since the last read. */
 void rec_jit_read(struct recorder *r, struct rec_proc *p);
 void rec_jit_close(struct rec_proc *p);
+/* Its EXIT record: read what it published; after an exit, close for good. */
+void rec_jit_exit(struct recorder *r, struct rec_proc *p, int exec);
 /* End of recording: every profiled process's files read and closed. */
 void rec_jit_finish(struct recorder *r);
 

@@ -307,21 +307,26 @@ static void dump_bad(const char *dir, struct got *g)
 static void owner_test(const char *dir)
 {
 	char path[4200], link[4200];
+	struct uwprof_jit_owner me;
 	int fd;
+
+	ok(!uwprof_jit_owner_read(getpid(), &me) && me.uid == getuid() &&
+	   me.born > time(NULL) - 600 && me.born <= time(NULL),
+	   "owner: this process's uid and start time");
 
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
 	unlink(path);
-	ok(uwprof_jit_perfmap_open(getpid()) == -ENOENT,
+	ok(uwprof_jit_perfmap_open(getpid(), &me) == -ENOENT,
 	   "open: no perf map: -ENOENT");
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
 	puts_fd(fd, "1000 10 mine\n");
 	close(fd);
-	fd = uwprof_jit_perfmap_open(getpid());
+	fd = uwprof_jit_perfmap_open(getpid(), &me);
 	ok(fd >= 0, "open: this process's own perf map");
 	if (fd >= 0)
 		close(fd);
 	if (getuid() == 0 && !chown(path, 65534, 65534)) {
-		fd = uwprof_jit_perfmap_open(getpid());
+		fd = uwprof_jit_perfmap_open(getpid(), &me);
 		ok(fd == -EPERM, "open: a perf map of another owner: -EPERM");
 		if (fd >= 0)
 			close(fd);
@@ -340,7 +345,7 @@ static void owner_test(const char *dir)
 
 		utimensat(AT_FDCWD, path, old, 0);
 	}
-	fd = uwprof_jit_perfmap_open(getpid());
+	fd = uwprof_jit_perfmap_open(getpid(), &me);
 	ok(fd == -ESTALE, "open: a perf map older than the process: -ESTALE (%d)",
 	   fd);
 	if (fd >= 0)
@@ -350,7 +355,7 @@ static void owner_test(const char *dir)
 	fd = open(link, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	close(fd);
 	if (!symlink(link, path)) {
-		fd = uwprof_jit_perfmap_open(getpid());
+		fd = uwprof_jit_perfmap_open(getpid(), &me);
 		ok(fd == -EPERM, "open: a symlink is not followed: -EPERM");
 		if (fd >= 0)
 			close(fd);
