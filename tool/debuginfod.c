@@ -139,7 +139,9 @@ int uwprof_dbgd_find(struct uwprof_dbgd *d, const uint8_t *build_id,
 	if (fd < 0) {
 		free(p);
 		dbgd_remember_miss(d, build_id, size);
-		snprintf(msg, msglen, "%s", strerror(-fd));
+		/* libdebuginfod says -ENOENT for "no server has it". */
+		snprintf(msg, msglen, "%s", fd == -ENOENT ?
+			 "not found on the servers" : strerror(-fd));
 		return fd;
 	}
 	close(fd);
