@@ -74,6 +74,7 @@ static const char *const pf_type_name[] = {
 	[UWPROF_PF_MAPS] = "maps", [UWPROF_PF_SAMPLE] = "sample",
 	[UWPROF_PF_LOST] = "lost", [UWPROF_PF_EXIT] = "exit",
 	[UWPROF_PF_THREAD] = "thread", [UWPROF_PF_KSYMS] = "ksyms",
+	[UWPROF_PF_JITSYMS] = "jitsyms",
 	[UWPROF_PF_STATS] = "stats", [UWPROF_PF_END] = "end",
 };
 
@@ -256,6 +257,44 @@ static int pf_ksyms(struct pf_priv *pp, struct pf_cur *c)
 	return 0;
 }
 
+/* Names stay in the mapping: there may be millions of them. */
+static int pf_jitsyms(struct pf_priv *pp, struct pf_cur *c)
+{
+	struct uwprof_pf *pf = &pp->pub;
+	struct uwprof_pf_jit_fixed f;
+	struct uwprof_pf_jitsym *v;
+	size_t old = pf->nr_jitsyms;
+	uint64_t i;
+
+	if (cur_get(c, &f, sizeof(f)))
+		return c->err;
+	/* Each entry takes at least 24 bytes. */
+	if (f.count > c->left / 24)
+		return -EINVAL;
+	v = realloc(pf->jitsyms, (old + f.count + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	pf->jitsyms = v;
+	for (i = 0; i < f.count; i++) {
+		const uint8_t *at = c->p;
+		struct uwprof_pf_jitsym *e = &v[old + i];
+		size_t used;
+
+		cur_get(c, &e->start, 8);
+		cur_get(c, &e->size, 8);
+		cur_get(c, &e->len, 4);
+		e->name = (const char *)cur_take(c, e->len);
+		e->pid = f.pid;
+		used = (size_t)(c->p - at);
+		if (!c->err && (used & 7))
+			cur_take(c, 8 - (used & 7));
+		if (c->err)
+			return c->err;
+	}
+	pf->nr_jitsyms = old + f.count;
+	return 0;
+}
+
 int pf_decode_one(struct pf_priv *pp, uint32_t type, struct pf_cur *c)
 {
 	struct uwprof_pf *pf = &pp->pub;
@@ -292,6 +331,8 @@ int pf_decode_one(struct pf_priv *pp, uint32_t type, struct pf_cur *c)
 		return pf_thread(pp, c);
 	case UWPROF_PF_KSYMS:
 		return pf_ksyms(pp, c);
+	case UWPROF_PF_JITSYMS:
+		return pf_jitsyms(pp, c);
 	case UWPROF_PF_STATS:
 		if (cur_get(c, &pf->stats, sizeof(pf->stats)))
 			return c->err;

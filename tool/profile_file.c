@@ -271,6 +271,7 @@ void uwprof_pf_close(struct uwprof_pf *pf)
 	free(pf->exits);
 	free(pf->threads);
 	free(pf->ksyms);
+	free(pf->jitsyms);
 	free(pf->path);
 	free(pp);
 }

@@ -45,6 +45,13 @@
  *		name ("name" or "name [module]"), each entry padded to 8 bytes.
  *		Only the kernel symbols that sampled kernel ips fall in; only
  *		with 'record --kernel' and a readable /proc/kallsyms.
+ *  JITSYMS	struct uwprof_pf_jit_fixed, then 'count' entries: __u64 start,
+ *		__u64 size, string name, each entry padded to 8 bytes. Symbols
+ *		of JIT-compiled code that process 'pid' published (perf map or
+ *		jitdump), in the order it published them: a later symbol over
+ *		an earlier one's range replaces it there. Added without a
+ *		version bump: older readers skip the record (their reports
+ *		leave JIT frames unnamed).
  *  STATS	struct uwprof_pf_stats: totals at the end of recording.
  *  END		no payload; always the last record, written by the commit,
  *		so a file cut at a record boundary is still seen as truncated.
@@ -97,6 +104,7 @@ enum uwprof_pf_type {
 	UWPROF_PF_KSYMS		= 8,
 	UWPROF_PF_STATS		= 9,
 	UWPROF_PF_END		= 10,
+	UWPROF_PF_JITSYMS	= 11,
 };
 
 struct uwprof_pf_rec {
@@ -207,6 +215,17 @@ struct uwprof_pf_thread_fixed {
 	uint32_t	tid;
 };
 
+/* uwprof_pf_jit_fixed.source: where the symbols were read. */
+#define UWPROF_PF_JIT_PERF_MAP	1	/* /tmp/perf-PID.map */
+#define UWPROF_PF_JIT_DUMP	2	/* jit-PID.dump */
+
+struct uwprof_pf_jit_fixed {
+	uint64_t	time_ns;	/* when the file was read */
+	uint64_t	count;		/* entries that follow */
+	uint32_t	pid;
+	uint32_t	source;		/* UWPROF_PF_JIT_* */
+};
+
 /* Totals at the end of recording (from the module's STATS and the tool). */
 struct uwprof_pf_stats {
 	uint64_t	end_mono_ns;
@@ -295,6 +314,15 @@ struct uwprof_pf_ksym {
 	const char	*name;
 };
 
+/* One JIT symbol: read from a JITSYMS record, or handed to the writer. */
+struct uwprof_pf_jitsym {
+	uint64_t	start;
+	uint64_t	size;
+	const char	*name;		/* 'len' bytes, not NUL-terminated */
+	uint32_t	len;
+	uint32_t	pid;
+};
+
 struct uwprof_pf {
 	char		*path;
 	const uint8_t	*data;		/* the mapped file */
@@ -312,6 +340,8 @@ struct uwprof_pf {
 	size_t		nr_threads;
 	struct uwprof_pf_ksym *ksyms;	/* sorted by addr */
 	size_t		nr_ksyms;
+	struct uwprof_pf_jitsym *jitsyms;	/* every JITSYMS entry, file order */
+	size_t		nr_jitsyms;
 	uint64_t	lost;		/* sum of the LOST records */
 	size_t		nr_lost_recs;
 	struct uwprof_pf_stats stats;
@@ -430,6 +460,10 @@ int uwprof_pfw_thread(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
 		      uint32_t tid, const char *comm);
 int uwprof_pfw_ksyms(struct uwprof_pfw *w, const struct uwprof_pf_ksym *syms,
 		     uint64_t nr);
+/* One JITSYMS record of process 'pid' (each entry's own pid is ignored). */
+int uwprof_pfw_jitsyms(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
+		       uint32_t source, const struct uwprof_pf_jitsym *syms,
+		       uint64_t nr);
 int uwprof_pfw_stats(struct uwprof_pfw *w, const struct uwprof_pf_stats *st);
 
 /*

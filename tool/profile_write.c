@@ -295,6 +295,36 @@ int uwprof_pfw_ksyms(struct uwprof_pfw *w, const struct uwprof_pf_ksym *syms,
 	return pfw_end(w, start);
 }
 
+int uwprof_pfw_jitsyms(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
+		       uint32_t source, const struct uwprof_pf_jitsym *syms,
+		       uint64_t nr)
+{
+	struct uwprof_pf_jit_fixed f = {
+		.time_ns = time_ns, .count = nr, .pid = pid, .source = source,
+	};
+	size_t payload = sizeof(f);
+	uint64_t i;
+	long start;
+
+	for (i = 0; i < nr; i++)
+		payload += (16 + 4 + (size_t)syms[i].len + 7) & ~(size_t)7;
+	start = pfw_begin(w, UWPROF_PF_JITSYMS, payload);
+	if (start < 0)
+		return w->error;
+	pfw_put(w, &f, sizeof(f));
+	for (i = 0; i < nr; i++) {
+		size_t at = w->len;
+
+		pfw_put(w, &syms[i].start, 8);
+		pfw_put(w, &syms[i].size, 8);
+		pfw_put(w, &syms[i].len, 4);
+		if (syms[i].len)
+			pfw_put(w, syms[i].name, syms[i].len);
+		pfw_pad(w, at);
+	}
+	return pfw_end(w, start);
+}
+
 int uwprof_pfw_stats(struct uwprof_pfw *w, const struct uwprof_pf_stats *st)
 {
 	return pfw_fixed(w, UWPROF_PF_STATS, st, sizeof(*st));

@@ -133,6 +133,8 @@ static void rec_exit(struct recorder *r, const struct uwprof_rec_exit *e)
 	if (e->exec)
 		rec_name_before_exec(r, p, e->time_ns);
 	rec_out(r, uwprof_pfw_exit(&r->w, e->time_ns, e->pid, e->exec));
+	/* What it published so far is complete for the image that ran. */
+	rec_jit_exit(r, p, e->exec);
 	/*
 	 * The new name as the module saw it at the exec: names read
 	 * from /proc race with it (one read just before the exec can

@@ -91,6 +91,7 @@ struct rec_proc *rec_proc_get(struct recorder *r, uint32_t pid)
 	p = &r->procs[r->nr_procs];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
+	rec_jit_init(p);
 	p->ours = proc_decide(r, pid);
 	r->last_proc = r->nr_procs++;
 	return p;
@@ -229,6 +230,7 @@ static int proc_upload_once(struct recorder *r, struct rec_proc *p)
 		uwprof_pm_free(&pm);
 		return 0;
 	}
+	rec_jit_look(r, p, &pm);
 	/*
 	 * With --hold-exec a command's process waits (SIGSTOP) while new
 	 * objects are compiled; others are never ours to stop. Without it,

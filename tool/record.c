@@ -310,6 +310,9 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 			(double)st->snapshot_bytes / 1024.0 / (double)st->snapshots,
 			(unsigned long long)r->snap_finished,
 			(unsigned long long)r->snap_unfinished);
+	if (r->jit_syms)
+		fprintf(stderr, "uwprof: %llu JIT symbols stored (perf maps, jitdump files)\n",
+			(unsigned long long)r->jit_syms);
 	if (st->nmi_samples)
 		fprintf(stderr, "uwprof: %llu samples taken in NMI context\n",
 			(unsigned long long)st->nmi_samples);
@@ -554,6 +557,7 @@ static int rec_finish(struct recorder *r, int tty)
 	/* Samples taken before a late upload still need their snapshot. */
 	rec_procs_refresh(r, 1, 0);
 	rec_snapshots_flush(r, 0, 1);
+	rec_jit_finish(r);
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 	if (uwprof_dev_stats(&r->dev, &st))

@@ -11,6 +11,7 @@
  *	rec_procs.c	processes: which are profiled, their mappings read,
  *			uploaded and stored
  *	rec_snapshots.c	walks finished from stack snapshots
+ *	rec_jit.c	JIT symbols (perf maps, jitdump files) stored
  *
  * Not an interface of the tool: everything here belongs to one recording.
  */
@@ -23,6 +24,7 @@
 
 #include "device.h"
 #include "elf_file.h"
+#include "jitmap.h"
 #include "procmaps.h"
 #include "profile_file.h"
 #include "ring_reader.h"
@@ -85,6 +87,15 @@ struct rec_obj {
 	struct uwprof_snap_table *tab;	/* for finishing walks, or NULL */
 };
 
+/* A JIT symbol file of a process: open while it lives, read to its end later. */
+struct rec_jit {
+	int		fd;		/* -1: not open */
+	int		dump;		/* jitdump, else perf map */
+	int		refused;	/* not the owner's, or a symlink: never */
+	int		warned;
+	struct uwprof_jit_pos pos;
+};
+
 /* Uploads of a process kept to finish its samples' walks with. */
 #define REC_GENS		4
 /*
@@ -125,6 +136,11 @@ struct rec_proc {
 	/* The last MAPS record written, for children that inherit it. */
 	struct uwprof_pf_map *pf_maps;
 	uint32_t	nr_pf_maps;
+	struct rec_jit	jit_map;
+	struct rec_jit	jit_dump;
+	struct uwprof_jit_owner jit_owner;	/* read while it lived */
+	int		jit_owner_ok;
+	int		jit_done;	/* exited: its files read to the end */
 	char		comm[64];
 };
 
@@ -162,6 +178,7 @@ struct recorder {
 	uint64_t	snap_finished, snap_unfinished;
 	uint64_t	horizon_ns;	/* every exec before it was seen */
 	uint64_t	maps_uploads, objects_no_table;
+	uint64_t	jit_syms;	/* JIT symbols stored */
 	int		warned_mem, warned_maps;
 };
 
@@ -225,5 +242,21 @@ void rec_proc_gen_push(struct rec_proc *p, const struct uwprof_map *km,
 void rec_proc_exec_seen(struct rec_proc *p, uint64_t time_ns);
 void rec_snapshot_sample(struct recorder *r, const struct uwprof_rec_sample *s);
 void rec_snapshots_flush(struct recorder *r, uint32_t pid, int final);
+
+/* rec_jit.c */
+void rec_jit_init(struct rec_proc *p);
+/*
+ * Opens the process's JIT symbol files not open yet ('pm': its mappings,
+ * where a jitdump file shows; NULL: the perf map only).
+ */
+void rec_jit_look(struct recorder *r, struct rec_proc *p,
+		  const struct uwprof_pm *pm);
+/* Stores the symbols added to them since the last read. */
+void rec_jit_read(struct recorder *r, struct rec_proc *p);
+void rec_jit_close(struct rec_proc *p);
+/* Its EXIT record: read what it published; after an exit, close for good. */
+void rec_jit_exit(struct recorder *r, struct rec_proc *p, int exec);
+/* End of recording: every profiled process's files read and closed. */
+void rec_jit_finish(struct recorder *r);
 
 #endif /* UWPROF_TOOL_RECORDER_H */

@@ -355,6 +355,8 @@ int uwprof_cmd_load_profile(struct uwprof_rep *r, const char *input, int lines)
 	int ret;
 
 	ret = uwprof_rep_load(r, input, lines, msg, sizeof(msg));
+	for (i = 0; i < r->nr_notes; i++)
+		fprintf(stderr, "uwprof: note: %s\n", r->notes[i]);
 	for (i = 0; i < r->nr_warnings; i++)
 		fprintf(stderr, "uwprof: warning: %s\n", r->warnings[i]);
 	if (!ret)

@@ -13,7 +13,7 @@ int uwprof_cmd_report(int argc, char **argv);
 
 /*
  * For the commands that read a profile: loads it into 'r' and prints its
- * warnings and, on failure, its error. Returns 0, or the exit status to
+ * notes, warnings and, on failure, its error. Returns 0, or the exit status to
  * leave with (r already freed).
  */
 int uwprof_cmd_load_profile(struct uwprof_rep *r, const char *input, int lines);

@@ -16,6 +16,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "jitmap.h"
 #include "kallsyms.h"
 #include "profile_file.h"
 #include "report_model.h"
@@ -226,21 +227,119 @@ static void frame_kernel(struct uwprof_rep *r, struct uwprof_rep_frame *f,
 	}
 }
 
-/* Keeps one warning line for the command to show. Returns 0 or -ENOMEM. */
+/*
+ * Keeps one line for the command to show: a warning (with 'suffix') or a
+ * note. Returns 0 or -ENOMEM.
+ */
+static int line_add(char ***v, size_t *nr, size_t *cap, const char *what,
+		    const char *suffix)
+{
+	if (VEC_RESERVE(*v, *cap, *nr + 1, 8))
+		return -ENOMEM;
+	if (asprintf(&(*v)[*nr], "%s%s", what, suffix) < 0)
+		return -ENOMEM;
+	(*nr)++;
+	return 0;
+}
+
 static int warn_add(struct uwprof_rep *r, const char *what)
 {
-	if (VEC_RESERVE(r->warnings, r->cap_warnings, r->nr_warnings + 1, 8))
+	return line_add(&r->warnings, &r->nr_warnings, &r->cap_warnings, what,
+			": its frames stay unresolved");
+}
+
+static int note_add(struct uwprof_rep *r, const char *what)
+{
+	return line_add(&r->notes, &r->nr_notes, &r->cap_notes, what, "");
+}
+
+/* A process's JIT symbols, or NULL when the profile has none for it. */
+struct rep_jit {
+	uint32_t		pid;
+	struct uwprof_jitsyms	t;
+};
+
+static int rep_jit_cmp(const void *a, const void *b)
+{
+	const struct rep_jit *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static struct rep_jit *rep_jit_find(struct uwprof_rep *r, uint32_t pid)
+{
+	struct rep_jit key = { .pid = pid };
+
+	if (!r->nr_jits)
+		return NULL;
+	return bsearch(&key, r->jits, r->nr_jits, sizeof(*r->jits),
+		       rep_jit_cmp);
+}
+
+/*
+ * One table per process from the profile's JITSYMS records, in file order:
+ * the order the process published them, so a later symbol over reused
+ * code wins. Returns 0 or -ENOMEM.
+ */
+static int rep_jit_load(struct uwprof_rep *r)
+{
+	const struct uwprof_pf_jitsym *e;
+	struct rep_jit *t = NULL, *v;
+	size_t i, k;
+
+	for (i = 0; i < r->pf->nr_jitsyms; i++) {
+		e = &r->pf->jitsyms[i];
+		if (t && t->pid != e->pid)
+			t = NULL;
+		for (k = 0; !t && k < r->nr_jits; k++)
+			if (r->jits[k].pid == e->pid)
+				t = &r->jits[k];
+		if (!t) {
+			v = realloc(r->jits, (r->nr_jits + 1) * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			r->jits = v;
+			t = &v[r->nr_jits++];
+			memset(t, 0, sizeof(*t));
+			t->pid = e->pid;
+		}
+		if (uwprof_jitsyms_add(&t->t, e->start, e->size, e->name,
+				       e->len))
+			return -ENOMEM;
+	}
+	qsort(r->jits, r->nr_jits, sizeof(*r->jits), rep_jit_cmp);
+	return 0;
+}
+
+/*
+ * Code in no ELF object (an anonymous mapping, or one mapped after the
+ * last snapshot): the process's JIT symbols name it. Returns 0 or -ENOMEM.
+ */
+static int frame_jit(struct uwprof_rep *r, struct uwprof_rep_frame *f,
+		     uint32_t pid, uint64_t addr_adj)
+{
+	struct rep_jit *t = rep_jit_find(r, pid);
+	const struct uwprof_jit_sym *e;
+
+	if (!t)
+		return 0;
+	e = uwprof_jitsyms_find(&t->t, addr_adj);
+	if (!e)
+		return 0;
+	f->sym = pool_take(r, strndup(e->name, e->len));
+	if (!f->sym)
 		return -ENOMEM;
-	if (asprintf(&r->warnings[r->nr_warnings],
-		     "%s: its frames stay unresolved", what) < 0)
-		return -ENOMEM;
-	r->nr_warnings++;
+	f->sym_start = e->start;
+	f->vaddr = f->ip;
+	if (!f->dso)
+		f->dso = "[jit]";
 	return 0;
 }
 
 /* Returns 0 or -ENOMEM; an object that cannot be read leaves a warning. */
 static int frame_user(struct uwprof_rep *r, struct uwprof_rep_frame *f,
-		      const struct uwprof_pf_maps *maps, uint64_t addr_adj)
+		      const struct uwprof_pf_maps *maps, uint32_t pid,
+		      uint64_t addr_adj)
 {
 	const struct uwprof_pf_object *obj = NULL;
 	const struct uwprof_pf_map *m;
@@ -252,13 +351,13 @@ static int frame_user(struct uwprof_rep *r, struct uwprof_rep_frame *f,
 
 	m = maps ? uwprof_pf_map_find(maps, f->ip) : NULL;
 	if (!m)
-		return 0;
+		return frame_jit(r, f, pid, addr_adj);
 	f->vaddr = f->ip - m->bias;
 	if (m->object_id)
 		obj = uwprof_pf_object_find(r->pf, m->object_id);
 	f->map = map_get(r, m, obj);
 	if (!obj)
-		return 0;
+		return frame_jit(r, f, pid, addr_adj);
 	f->dso = obj->path;
 	if (!(obj->flags & UWPROF_PF_OBJ_HASH_KEY)) {
 		bid = obj->build_id;
@@ -274,6 +373,8 @@ static int frame_user(struct uwprof_rep *r, struct uwprof_rep_frame *f,
 				       bid_size, err, sizeof(err));
 	if (h < 0)
 		return err[0] ? warn_add(r, err) : 0;
+	if (err[0] && note_add(r, err))
+		return -ENOMEM;
 	if (uwprof_syms_lookup(r->syms, h, addr_adj - m->bias, &res))
 		return 0;
 	if (res.name) {
@@ -291,9 +392,15 @@ static int frame_user(struct uwprof_rep *r, struct uwprof_rep_frame *f,
  * which matters when a call to a noreturn function ends a function.
  */
 static long frame_get(struct uwprof_rep *r, const struct uwprof_pf_maps *maps,
-		      uint64_t ip, int kernel, int caller)
+		      uint32_t pid, uint64_t ip, int kernel, int caller)
 {
-	uint64_t k[3] = { kernel ? 0 : (uint64_t)(uintptr_t)maps, ip,
+	/*
+	 * A user address without a mapping snapshot may still have a JIT
+	 * symbol of its own process: keyed by pid then (odd, so never a
+	 * snapshot's address).
+	 */
+	uint64_t k[3] = { kernel ? 0 : maps ? (uint64_t)(uintptr_t)maps :
+			  (uint64_t)pid << 1 | 1, ip,
 			  (uint64_t)(caller | kernel << 1) };
 	uint64_t adj = caller && ip ? ip - 1 : ip;
 	struct uwprof_rep_frame *f;
@@ -316,7 +423,7 @@ static long frame_get(struct uwprof_rep *r, const struct uwprof_pf_maps *maps,
 	f->map = -1;
 	if (kernel)
 		frame_kernel(r, f, adj);
-	else if (frame_user(r, f, maps, adj))
+	else if (frame_user(r, f, maps, pid, adj))
 		return -ENOMEM;
 	base = uwprof_rep_basename(f->dso);
 	if (f->sym) {
@@ -414,6 +521,8 @@ int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines,
 		total += r->pf->samples[i].nr_kernel + r->pf->samples[i].nr_user;
 		any_kernel |= r->pf->samples[i].nr_kernel;
 	}
+	if (rep_jit_load(r))
+		goto nomem;
 	if (r->pf->nr_ksyms)
 		r->have_ksyms = 1;
 	else if (any_kernel && same_kernel(r->pf))
@@ -448,9 +557,9 @@ int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines,
 					      s->nr_user) : NULL;
 		for (j = 0; j < n; j++) {
 			if (j < s->nr_kernel)
-				fi = frame_get(r, NULL, ps->ips[j], 1, j > 0);
+				fi = frame_get(r, NULL, 0, ps->ips[j], 1, j > 0);
 			else
-				fi = frame_get(r, maps, ps->ips[j], 0,
+				fi = frame_get(r, maps, ps->pid, ps->ips[j], 0,
 					       j > s->nr_kernel);
 			if (fi < 0)
 				goto nomem;
@@ -487,6 +596,12 @@ void uwprof_rep_free(struct uwprof_rep *r)
 	for (i = 0; i < r->nr_warnings; i++)
 		free(r->warnings[i]);
 	free(r->warnings);
+	for (i = 0; i < r->nr_notes; i++)
+		free(r->notes[i]);
+	free(r->notes);
+	for (i = 0; i < r->nr_jits; i++)
+		uwprof_jitsyms_free(&r->jits[i].t);
+	free(r->jits);
 	free(r->samples);
 	free(r->chains);
 	hash_free(r->frame_hash);

@@ -69,6 +69,7 @@ struct uwprof_rep_sample {
 };
 
 struct uwprof_rep_hash;
+struct rep_jit;
 
 struct uwprof_rep {
 	const char	*path;		/* the profile, for messages */
@@ -101,6 +102,13 @@ struct uwprof_rep {
 	char		**warnings;
 	size_t		nr_warnings;
 	size_t		cap_warnings;
+	/* lines to show as notes: debug files fetched from debuginfod */
+	char		**notes;
+	size_t		nr_notes;
+	size_t		cap_notes;
+	/* JIT symbols by pid, from the profile's JITSYMS records */
+	struct rep_jit	*jits;
+	size_t		nr_jits;
 };
 
 /*
@@ -114,8 +122,9 @@ const char *uwprof_rep_incomplete_mark(const struct uwprof_rep *r,
  * Open the profile at 'path' and symbolize it. Returns 0, or a negative
  * errno with one line in 'err' (naming the file, and for a corrupt file the
  * record and byte offset). Objects whose symbols cannot be read leave a
- * line each in r->warnings, also when loading fails later. Either way,
- * release 'r' with uwprof_rep_free().
+ * line each in r->warnings, also when loading fails later; debug files
+ * fetched from debuginfod (or failed fetches) a line each in r->notes.
+ * Either way, release 'r' with uwprof_rep_free().
  */
 int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines,
 		    char *err, size_t errlen);

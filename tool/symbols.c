@@ -17,6 +17,7 @@
 #include <gelf.h>
 #include <libiberty/demangle.h>
 
+#include "debuginfod.h"
 #include "elf_file.h"
 #include "kallsyms.h"
 #include "symbols.h"
@@ -64,6 +65,7 @@ struct ksym {
 
 struct uwprof_syms {
 	int		lines;
+	struct uwprof_dbgd *dbgd;
 	struct sym_obj	*objs;
 	size_t		nr_objs;
 	struct ksym	*ksyms;
@@ -76,8 +78,14 @@ struct uwprof_syms *uwprof_syms_new(int lines)
 {
 	struct uwprof_syms *s = calloc(1, sizeof(*s));
 
-	if (s)
-		s->lines = lines;
+	if (!s)
+		return NULL;
+	s->lines = lines;
+	s->dbgd = uwprof_dbgd_new();
+	if (!s->dbgd) {
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -112,6 +120,7 @@ void uwprof_syms_free(struct uwprof_syms *s)
 	for (i = 0; i < s->nr_kdsos; i++)
 		free(s->kdsos[i]);
 	free(s->kdsos);
+	uwprof_dbgd_free(s->dbgd);
 	free(s);
 }
 
@@ -311,6 +320,42 @@ static int debug_try(const struct uwprof_elf *e, const char *cand,
 	return 0;
 }
 
+/*
+ * No debug file on this machine: ask debuginfod by build-id. What
+ * happened goes to 'note' once per object (the fetched file, or why none
+ * came); a repeated failure for the same build-id stays silent.
+ */
+static void debug_fetch(struct uwprof_syms *s, const struct uwprof_elf *e,
+			struct uwprof_elf **out, char *note, size_t notelen)
+{
+	char msg[UWPROF_ERR_LEN], *path;
+	int ret;
+
+	if (!e->build_id_size)
+		return;
+	ret = uwprof_dbgd_find(s->dbgd, e->build_id, e->build_id_size, &path,
+			       msg, sizeof(msg));
+	if (ret == -EOPNOTSUPP && !msg[0])
+		return;
+	if (ret) {
+		if (msg[0] && note)
+			snprintf(note, notelen,
+				 "%s: no debug file from debuginfod (%s): its local functions show as offsets",
+				 e->path, msg);
+		return;
+	}
+	if (debug_try(e, path, out)) {
+		if (note)
+			snprintf(note, notelen,
+				 "%s: the debug file from debuginfod (%s) does not match it",
+				 e->path, path);
+	} else if (note) {
+		snprintf(note, notelen, "%s: debug file from debuginfod: %s",
+			 e->path, path);
+	}
+	free(path);
+}
+
 /* Keep the best symbol per address; sort for binary search. */
 static void obj_finish(struct sym_obj *o)
 {
@@ -363,8 +408,9 @@ static int obj_load(struct uwprof_syms *s, struct sym_obj *o,
 	}
 	obj_add_secs(o, e->elf);
 	if (!image && (!has_section(e->elf, SHT_SYMTAB, NULL) ||
-		       (s->lines && !has_section(e->elf, 0, ".debug_info"))))
-		uwprof_elf_find_debug(e, debug_try, &dbg);
+		       (s->lines && !has_section(e->elf, 0, ".debug_info"))) &&
+	    uwprof_elf_find_debug(e, debug_try, &dbg))
+		debug_fetch(s, e, &dbg, err, errlen);
 	ret = obj_read_syms(o, e->elf, SHT_SYMTAB, &cap);
 	if (!ret && dbg)
 		ret = obj_read_syms(o, dbg->elf, SHT_SYMTAB, &cap);
@@ -401,6 +447,8 @@ int uwprof_syms_object(struct uwprof_syms *s, const char *path,
 	size_t i;
 	int ret;
 
+	if (err && errlen)
+		err[0] = 0;
 	if (build_id_size > UWPROF_ELF_MAX_BUILD_ID)
 		build_id_size = UWPROF_ELF_MAX_BUILD_ID;
 	for (i = 0; i < s->nr_objs; i++) {
@@ -409,8 +457,6 @@ int uwprof_syms_object(struct uwprof_syms *s, const char *path,
 		    memcmp(o->key_id, build_id, build_id_size))
 			continue;
 		/* Reported when first tried: an empty message now. */
-		if (o->failed && err && errlen)
-			err[0] = 0;
 		return o->failed ? o->failed : (int)i;
 	}
 	o = realloc(s->objs, (s->nr_objs + 1) * sizeof(*o));

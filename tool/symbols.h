@@ -3,7 +3,9 @@
  * Symbolizer for the reporting commands: turns an object's virtual address
  * into a function name (demangled), its start, and optionally file:line.
  * Objects are ELF files on disk (their .symtab, else the .symtab of a
- * separate debug file found by build-id or .gnu_debuglink, plus .dynsym),
+ * separate debug file found by build-id or .gnu_debuglink, else one
+ * fetched by build-id from debuginfod when DEBUGINFOD_URLS is set, plus
+ * .dynsym),
  * ELF images in memory (the vDSO stored in a profile), and the kernel
  * (a kallsyms text snapshot). Each object is loaded once and cached in the
  * 'struct uwprof_syms' that owns it; lookups are binary searches.
@@ -36,7 +38,9 @@ void uwprof_syms_free(struct uwprof_syms *s);
  * count as missing (the file changed since recording). Returns an object
  * handle >= 0, or a negative errno when the object cannot be read; the
  * failure is remembered, so each object is tried and reported once. On
- * failure 'err' (may be NULL) gets one line.
+ * failure 'err' (may be NULL) gets one line; on success it may get one
+ * line to show as a note (a debug file fetched from debuginfod, or why
+ * none came), and is empty otherwise and for an object already loaded.
  */
 int uwprof_syms_object(struct uwprof_syms *s, const char *path,
 		       const void *image, size_t size,

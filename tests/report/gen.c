@@ -9,12 +9,14 @@
  *	map <pid> <time_ns> <comm> <start> <end> <offset> <bias> <obj id>
  *	thread <pid> <tid> <comm>
  *	ksym <addr> <size> <name> [<[module]>]
+ *	jit <pid> <start> <size> <name> [<start> <size> <name>]...
  *	sample <pid> <tid> <cpu> <time_ns> <period> <flags> <nr_kernel> <ip>...
  *	lost <count>
  *	throttled <count>	(the module's skipped_throttle, in STATS)
  *
  * Numbers are C literals (0x... allowed). One 'map' line is one mapping;
- * consecutive lines with the same pid and time form one snapshot.
+ * consecutive lines with the same pid and time form one snapshot. One
+ * 'jit' line is one JITSYMS record (names without spaces).
  *
  *	gen SPEC OUT		write the profile
  *	gen --vdso OUT		dump this process's vDSO image to OUT
@@ -183,6 +185,20 @@ static int do_line(struct gen *g, char **t, int n)
 		g->ksyms[g->nr_ksyms++] = (struct uwprof_pf_ksym){
 			.addr = v[1], .size = v[2], .name = name };
 		return 0;
+	}
+	if (!strcmp(t[0], "jit") && n >= 5 && (n - 2) % 3 == 0 &&
+	    (n - 2) / 3 <= 32) {
+		struct uwprof_pf_jitsym js[32];
+		int k, nr = (n - 2) / 3;
+
+		for (k = 0; k < nr; k++)
+			js[k] = (struct uwprof_pf_jitsym){
+				.pid = (uint32_t)v[1], .start = v[2 + 3 * k],
+				.size = v[3 + 3 * k], .name = t[4 + 3 * k],
+				.len = (uint32_t)strlen(t[4 + 3 * k]) };
+		return uwprof_pfw_jitsyms(&g->w, 0, (uint32_t)v[1],
+					  UWPROF_PF_JIT_PERF_MAP, js,
+					  (uint64_t)nr);
 	}
 	if (!strcmp(t[0], "sample") && n >= 8) {
 		uint32_t nr = (uint32_t)(n - 8);

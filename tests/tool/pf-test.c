@@ -71,6 +71,11 @@ static int write_profile(const char *path)
 		{ 0xffffffff81000000ULL, 0x100, "do_thing" },
 		{ 0xffffffff81000200ULL, 0x80, "other [mod]" },
 	};
+	struct uwprof_pf_jitsym js[3] = {
+		{ 0x7f0000001000ULL, 0x40, "JS:~hot1 /x.js:1", 16, 0 },
+		{ 0x7f0000002000ULL, 0x20, "JS:*hot2", 8, 0 },
+		{ 0x7f0000003000ULL, 0x10, "JS:a_name_of_eight_x", 20, 0 },
+	};
 	struct uwprof_pf_stats st = { .samples = 1, .lost = 3 };
 
 	if (uwprof_pfw_open(&w, path, &h))
@@ -84,6 +89,8 @@ static int write_profile(const char *path)
 	uwprof_pfw_exit(&w, 3000, 42, 1);
 	uwprof_pfw_maps(&w, 3500, 42, "demo2", m2, 1);
 	uwprof_pfw_ksyms(&w, ks, 2);
+	uwprof_pfw_jitsyms(&w, 3600, 42, UWPROF_PF_JIT_PERF_MAP, js, 2);
+	uwprof_pfw_jitsyms(&w, 3700, 44, UWPROF_PF_JIT_DUMP, js + 2, 1);
 	uwprof_pfw_stats(&w, &st);
 	return uwprof_pfw_commit(&w);
 }
@@ -247,6 +254,14 @@ int main(int argc, char **argv)
 	k = uwprof_pf_ksym_find(pf, 0xffffffff81000010ULL);
 	ok(k && !strcmp(k->name, "do_thing"), "kernel symbol lookup");
 	ok(!uwprof_pf_ksym_find(pf, 0xffffffff81000150ULL), "past a kernel symbol's size");
+	ok(pf->nr_jitsyms == 3 && pf->jitsyms[0].pid == 42 &&
+	   pf->jitsyms[0].start == 0x7f0000001000ULL &&
+	   pf->jitsyms[0].size == 0x40 && pf->jitsyms[0].len == 16 &&
+	   !memcmp(pf->jitsyms[0].name, "JS:~hot1 /x.js:1", 16) &&
+	   pf->jitsyms[1].len == 8 && !memcmp(pf->jitsyms[1].name, "JS:*hot2", 8) &&
+	   pf->jitsyms[2].pid == 44 && pf->jitsyms[2].len == 20 &&
+	   !memcmp(pf->jitsyms[2].name, "JS:a_name_of_eight_x", 20),
+	   "JIT symbols: two records, in order, with their pids and names");
 	uwprof_pf_close(pf);
 
 	/* Every truncation is refused with a message, never read past. */
@@ -296,6 +311,24 @@ int main(int argc, char **argv)
 		ret = uwprof_pf_open(bad, &pf, err, sizeof(err));
 		ok(ret == -EINVAL && strstr(err, "maps record"),
 		   "maps count beyond its record refused: %s", err);
+	}
+	{
+		/* The first JITSYMS record's count made huge, then one more. */
+		size_t off = 16;
+
+		memcpy(cp, data, size);
+		while (off + 8 <= size && *(uint32_t *)(cp + off) != UWPROF_PF_JITSYMS)
+			off += *(uint32_t *)(cp + off + 4);
+		*(uint64_t *)(cp + off + 8 + 8) = 1ULL << 40;
+		write_all(bad, cp, size);
+		ret = uwprof_pf_open(bad, &pf, err, sizeof(err));
+		ok(ret == -EINVAL && strstr(err, "jitsyms record"),
+		   "JIT symbol count beyond its record refused: %s", err);
+		*(uint64_t *)(cp + off + 8 + 8) = 3;
+		write_all(bad, cp, size);
+		ret = uwprof_pf_open(bad, &pf, err, sizeof(err));
+		ok(ret == -EINVAL && strstr(err, "jitsyms record"),
+		   "one JIT symbol more than the record holds refused: %s", err);
 	}
 	free(cp);
 	free(data);
