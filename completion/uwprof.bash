@@ -71,7 +71,7 @@ _uwprof()
 			return 0 ;;
 		esac
 		opts="-i --input -s --sort --lines --folded --pprof --svg --mark-incomplete -n --max
-		      --help"
+		      --on-cpu-only --off-cpu-only --help"
 		;;
 	script)
 		case $prev in
