@@ -42,7 +42,7 @@ static void sleep_ns(long n)
 		;
 }
 
-__attribute__((noinline)) static void spin_cpu(uint64_t n)
+__attribute__((noinline, noclone)) static void spin_cpu(uint64_t n)
 {
 	uint64_t end = ns(CLOCK_MONOTONIC) + n;
 
@@ -50,13 +50,13 @@ __attribute__((noinline)) static void spin_cpu(uint64_t n)
 		;
 }
 
-__attribute__((noinline)) static void block_sleep(long n)
+__attribute__((noinline, noclone)) static void block_sleep(long n)
 {
 	sleep_ns(n);
 	__asm__ volatile("" ::: "memory");
 }
 
-__attribute__((noinline)) static void block_pipe(void)
+__attribute__((noinline, noclone)) static void block_pipe(void)
 {
 	char c = 0;
 
@@ -81,7 +81,7 @@ static void *helper(void *arg)
 	return NULL;
 }
 
-__attribute__((noinline)) static void offcpu_loop(double seconds)
+__attribute__((noinline, noclone)) static void offcpu_loop(double seconds)
 {
 	uint64_t end = ns(CLOCK_MONOTONIC) + (uint64_t)(seconds * 1e9);
 
