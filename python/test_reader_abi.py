@@ -106,6 +106,8 @@ def c_values(scratch, consts, structs):
                     '-I' + os.path.join(TOP, 'include', 'uapi'),
                     '-I' + os.path.join(TOP, 'tool'), '-o', exe, src,
                     os.path.join(TOP, 'tool', 'profile_file.c'),
+                    os.path.join(TOP, 'tool', 'profile_decode.c'),
+                    os.path.join(TOP, 'tool', 'profile_write.c'),
                     os.path.join(TOP, 'tool', 'atomic_file.c')], check=True)
     out = subprocess.run([exe], check=True, capture_output=True,
                          text=True).stdout

@@ -143,6 +143,62 @@ static int pm_same(pid_t pid, const struct uwprof_pm *pm)
 	return same;
 }
 
+/* One mapping as the module gets it (km) and as the file stores it (fm). */
+static void proc_map_entry(struct recorder *r, struct rec_proc *p,
+			   const struct uwprof_pm_entry *e,
+			   struct uwprof_map *km, struct uwprof_pf_map *fm)
+{
+	struct rec_obj *o = NULL;
+	uint64_t bias = e->start - e->offset;
+	int tab = 0;
+
+	if (e->kind == UWPROF_PM_FILE)
+		o = rec_obj_for_file(r, (pid_t)p->pid, e);
+	else if (e->kind == UWPROF_PM_VDSO)
+		o = rec_obj_for_vdso(r, (pid_t)p->pid, e);
+	if (o && o->has_info) {
+		if (o->vdso) {
+			if (uwprof_elf_bias(&o->info, e->start, 0, e->pf,
+					    &bias))
+				bias = e->start;
+			tab = !o->no_table;
+		} else if (!uwprof_elf_bias(&o->info, e->start, e->offset,
+					    e->pf, &bias)) {
+			tab = !o->no_table;
+		}
+	}
+	km->start = e->start;
+	km->end = e->end;
+	km->bias = bias;
+	km->object_id = tab ? o->id : 0;
+	km->flags = tab ? 0 : UWPROF_MAP_NO_TABLE;
+	fm->start = e->start;
+	fm->end = e->end;
+	fm->offset = e->offset;
+	fm->bias = bias;
+	fm->object_id = o ? o->id : 0;
+	fm->flags = km->flags;
+}
+
+/* Uploads the list; a failure is said once per kind, then the walks go on. */
+static void proc_maps_set(struct recorder *r, struct rec_proc *p,
+			  const struct uwprof_map *km, uint32_t n)
+{
+	int ret = uwprof_dev_maps_set(&r->dev, p->pid, km, n);
+
+	if (ret == -ENOSPC && !r->warned_mem) {
+		fprintf(stderr,
+			"uwprof record: the module's table memory is full (parameter table_mem_max): process %u unwinds without mappings\n",
+			p->pid);
+		r->warned_mem = 1;
+	} else if (ret && ret != -ENOSPC && !r->warned_maps) {
+		fprintf(stderr,
+			"uwprof record: uploading the mappings of process %u: %s\n",
+			p->pid, strerror(-ret));
+		r->warned_maps = 1;
+	}
+}
+
 /*
  * Reads the process's executable mappings, makes sure every object has an
  * OBJECT record (and a table in the module), uploads the list and stores
@@ -195,56 +251,14 @@ static int proc_upload_once(struct recorder *r, struct rec_proc *p)
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < pm.n; i++) {
-		const struct uwprof_pm_entry *e = &pm.v[i];
-		struct rec_obj *o = NULL;
-		uint64_t bias = e->start - e->offset;
-		int tab = 0;
-
-		if (e->kind == UWPROF_PM_FILE)
-			o = rec_obj_for_file(r, (pid_t)p->pid, e);
-		else if (e->kind == UWPROF_PM_VDSO)
-			o = rec_obj_for_vdso(r, (pid_t)p->pid, e);
-		if (o && o->has_info) {
-			if (o->vdso) {
-				if (uwprof_elf_bias(&o->info, e->start, 0, e->pf,
-						    &bias))
-					bias = e->start;
-				tab = !o->no_table;
-			} else if (!uwprof_elf_bias(&o->info, e->start, e->offset,
-						    e->pf, &bias)) {
-				tab = !o->no_table;
-			}
-		}
-		km[n].start = e->start;
-		km[n].end = e->end;
-		km[n].bias = bias;
-		km[n].object_id = tab ? o->id : 0;
-		km[n].flags = tab ? 0 : UWPROF_MAP_NO_TABLE;
-		fm[n].start = e->start;
-		fm[n].end = e->end;
-		fm[n].offset = e->offset;
-		fm[n].bias = bias;
-		fm[n].object_id = o ? o->id : 0;
-		fm[n].flags = km[n].flags;
-		n++;
-	}
+	for (i = 0; i < pm.n; i++)
+		proc_map_entry(r, p, &pm.v[i], &km[i], &fm[i]);
+	n = (uint32_t)pm.n;
 	if (p->maps && p->nr_maps == n && !memcmp(p->maps, km, n * sizeof(*km))) {
 		ret = 0;	/* unchanged: nothing to upload or store */
 		goto out;
 	}
-	ret = uwprof_dev_maps_set(&r->dev, p->pid, km, n);
-	if (ret == -ENOSPC && !r->warned_mem) {
-		fprintf(stderr,
-			"uwprof record: the module's table memory is full (parameter table_mem_max): process %u unwinds without mappings\n",
-			p->pid);
-		r->warned_mem = 1;
-	} else if (ret && ret != -ENOSPC && !r->warned_maps) {
-		fprintf(stderr,
-			"uwprof record: uploading the mappings of process %u: %s\n",
-			p->pid, strerror(-ret));
-		r->warned_maps = 1;
-	}
+	proc_maps_set(r, p, km, n);
 	rec_out(r, uwprof_pfw_maps(&r->w, p->last_read_ns, p->pid, comm, fm, n));
 	free(p->pf_maps);
 	p->pf_maps = fm;

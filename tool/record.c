@@ -18,41 +18,23 @@
  * made a child subreaper so orphaned descendants stay in the tree).
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <sys/uio.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "exit_status.h"
-#include "kallsyms.h"
 #include "record.h"
 #include "recorder.h"
-
-
-static uint64_t real_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void rec_usage(FILE *f)
 {
@@ -87,347 +69,6 @@ static void rec_usage(FILE *f)
 "        (directory not writable, disk full), 7 another session is sampling\n",
 		REC_DEFAULT_FREQ, REC_DEFAULT_DEPTH, UWPROF_SNAPSHOT_DEFAULT,
 		UWPROF_MAX_SNAPSHOT);
-}
-
-/* ------------------------------------------------------------ small sets */
-
-static uint64_t set_hash(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	return k;
-}
-
-/* Returns 1 when added, 0 when present, -ENOMEM. */
-static int set_add(struct u64set *s, uint64_t k)
-{
-	size_t i;
-
-	if (!k)
-		k = 1;
-	if ((s->n + 1) * 2 > s->cap) {
-		struct u64set ns = { .cap = s->cap ? s->cap * 2 : 1024 };
-
-		ns.v = calloc(ns.cap, sizeof(*ns.v));
-		if (!ns.v)
-			return -ENOMEM;
-		for (i = 0; i < s->cap; i++)
-			if (s->v[i])
-				set_add(&ns, s->v[i]);
-		free(s->v);
-		*s = ns;
-	}
-	for (i = set_hash(k) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
-		if (s->v[i] == k)
-			return 0;
-		if (!s->v[i]) {
-			s->v[i] = k;
-			s->n++;
-			return 1;
-		}
-	}
-}
-
-/* ---------------------------------------------------------- output file */
-
-int rec_out(struct recorder *r, int ret)
-{
-	if (ret && !r->output_failed) {
-		r->output_failed = 1;
-		r->stop = 1;
-		fprintf(stderr, "uwprof record: %s\n", r->w.err);
-	}
-	return ret;
-}
-
-/* ------------------------------------------------------------- records */
-
-/*
- * The thread's name, stamped with the time it was read, not the sample's:
- * samples wait in the ring, and one taken before an exec is often read
- * after it, when the name is already the new program's. The reader names
- * a sample from the records between the execs around it (uwprof_pf_comm()).
- */
-static void rec_thread(struct recorder *r, struct rec_proc *p, uint32_t tid)
-{
-	char comm[64];
-	uint64_t t;
-
-	if (set_add(&r->tids, ((uint64_t)p->pid << 32) | tid) != 1)
-		return;
-	t = rec_comm_at((pid_t)p->pid, (pid_t)tid, comm, sizeof(comm));
-	if (!comm[0])
-		return;
-	rec_out(r, uwprof_pfw_thread(&r->w, t, p->pid, tid, comm));
-	if (tid == p->pid && !p->first_name_ns)
-		p->first_name_ns = t;
-}
-
-/*
- * A command's process whose first exec came before any record of its name
- * ran its parent's program until then, under the parent's name (a fork
- * keeps it; the command's processes all started after the recording did,
- * so this exec is their first): record that name just before the exec, so
- * that its samples from before it are not named after the new program.
- * Not when it was re-parented (its parent is gone).
- */
-static void rec_name_before_exec(struct recorder *r, struct rec_proc *p,
-				 uint64_t exec_ns)
-{
-	char comm[64];
-	pid_t pp;
-
-	if (r->o.mode != MODE_CMD || p->execs || !exec_ns ||
-	    (p->first_name_ns && p->first_name_ns < exec_ns))
-		return;
-	pp = uwprof_pm_ppid((pid_t)p->pid);
-	if (pp <= 1)
-		return;
-	uwprof_pm_comm(pp, pp, comm, sizeof(comm));
-	if (comm[0])
-		rec_out(r, uwprof_pfw_thread(&r->w, exec_ns - 1, p->pid, p->pid,
-					     comm));
-}
-
-/*
- * A process forked from one the tool uploaded, and the module gave it a
- * copy of that list: it is the child's until it execs or is read itself,
- * so the file and the walks finished here use it too (a short-lived child
- * may be gone before the tool could read it).
- */
-static void rec_fork(struct recorder *r, const struct uwprof_rec_fork *f)
-{
-	struct rec_proc *c = rec_proc_get(r, f->pid), *pp = rec_proc_find(r, f->ppid);
-
-	if (!c || !pp || pp->ours != 1)
-		return;
-	c->ours = 1;
-	if (!pp->pf_maps || c->pf_maps)
-		return;
-	rec_out(r, uwprof_pfw_maps(&r->w, f->time_ns, c->pid, pp->comm,
-				   pp->pf_maps, pp->nr_pf_maps));
-	if (r->o.snapshot_size && pp->maps)
-		rec_proc_gen_push(c, pp->maps, pp->nr_maps, f->time_ns);
-}
-
-static int on_record(const struct uwprof_rec_hdr *h, uint32_t ring, void *priv)
-{
-	struct recorder *r = priv;
-	struct rec_proc *p;
-
-	switch (h->type) {
-	case UWPROF_REC_SAMPLE: {
-		const struct uwprof_rec_sample *s = (const void *)h;
-		uint32_t stop = s->flags & UWPROF_SAMPLE_STOP_MASK, i;
-
-		p = rec_proc_get(r, s->pid);
-		if (!p || p->ours != 1) {
-			r->filtered++;
-			break;
-		}
-		rec_thread(r, p, s->tid);
-		if (stop == UWPROF_STOP_NO_PROCESS || stop == UWPROF_STOP_NO_MAP)
-			p->refresh = 1;
-		if (r->o.kernel)
-			for (i = 0; i < s->nr_kernel; i++)
-				set_add(&r->kips, s->ips[i]);
-		if (s->flags & UWPROF_SAMPLE_SNAPSHOT)
-			rec_snapshot_sample(r, s);
-		else
-			rec_sample_out(r, s);
-		break;
-	}
-	case UWPROF_REC_FORK:
-		rec_fork(r, (const void *)h);
-		break;
-	case UWPROF_REC_LOST: {
-		const struct uwprof_rec_lost *l = (const void *)h;
-
-		r->lost += l->count;
-		rec_out(r, uwprof_pfw_lost(&r->w, mono_ns(), ring, l->count));
-		break;
-	}
-	case UWPROF_REC_UNKNOWN_MAP: {
-		const struct uwprof_rec_unknown_map *u = (const void *)h;
-
-		r->unknown++;
-		p = rec_proc_get(r, u->pid);
-		if (p && p->ours == 1 && !rec_proc_has_addr(p, u->addr)) {
-			p->refresh = 1;
-			p->urgent = 1;
-		}
-		break;
-	}
-	case UWPROF_REC_EXIT: {
-		const struct uwprof_rec_exit *e = (const void *)h;
-
-		/*
-		 * An exec of a process not seen yet (a command's child that
-		 * inherited its parent's mappings) is the earliest news of it.
-		 */
-		p = e->exec ? rec_proc_get(r, e->pid) : rec_proc_find(r, e->pid);
-		if (!p || p->ours != 1)
-			break;
-		r->exits++;
-		if (e->exec)
-			rec_name_before_exec(r, p, e->time_ns);
-		rec_out(r, uwprof_pfw_exit(&r->w, e->time_ns, e->pid, e->exec));
-		/*
-		 * The new name as the module saw it at the exec: names read
-		 * from /proc race with it (one read just before the exec can
-		 * be stamped just after it).
-		 */
-		if (e->exec && e->comm[0]) {
-			char comm[sizeof(e->comm) + 1];
-
-			memcpy(comm, e->comm, sizeof(e->comm));
-			comm[sizeof(e->comm)] = 0;
-			rec_out(r, uwprof_pfw_thread(&r->w, e->time_ns, e->pid,
-						     e->pid, comm));
-		}
-		if (e->exec) {
-			p->execs++;
-			rec_proc_exec_seen(p, e->time_ns);
-			/* The module dropped its mappings: the new image's. */
-			free(p->maps);
-			p->maps = NULL;
-			p->nr_maps = 0;
-			p->refresh = 1;
-			p->last_read_ns = 0;
-		} else {
-			/*
-			 * Kept (not forgotten) so that its samples still
-			 * waiting in other CPUs' rings are attributed.
-			 */
-			free(p->maps);
-			p->maps = NULL;
-			p->nr_maps = 0;
-			p->gone = 1;
-		}
-		break;
-	}
-	default:
-		break;
-	}
-	return 0;
-}
-
-/*
- * Takes every record the ring reader copied out, then finishes the queued
- * walks whose process's uploads and execs are now all known.
- */
-static void rec_drain(struct recorder *r)
-{
-	uint64_t start = mono_ns();
-
-	uwprof_rreader_take(&r->rr, on_record, r);
-	r->horizon_ns = start - REC_HORIZON_NS;
-	if (r->snapq.n)
-		rec_snapshots_flush(r, 0, 0);
-}
-
-/* ---------------------------------------------------------- kernel syms */
-
-struct ksym_ent {
-	uint64_t	addr;
-	char		*name;		/* "name" or "name [module]" */
-	size_t		name_len;	/* of the name alone */
-};
-
-/* By address; among aliases the one the report shows first. */
-static int ksym_cmp(const void *a, const void *b)
-{
-	const struct ksym_ent *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return uwprof_kallsyms_alias_cmp(x->name, x->name_len, y->name,
-					 y->name_len);
-}
-
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Stores the kallsyms entries that sampled kernel ips fall in. */
-static void rec_ksyms(struct recorder *r)
-{
-	struct ksym_ent *v = NULL;
-	struct uwprof_pf_ksym *out = NULL;
-	size_t n = 0, cap = 0, nips = 0, nout = 0, i, j, first, len, pos = 0;
-	struct uwprof_kallsym k;
-	uint64_t *ips = NULL;
-	char *text;
-	int ret;
-
-	if (!r->kips.n || uwprof_kallsyms_read(&text, &len))
-		return;
-	while (uwprof_kallsyms_next(text, len, &pos, &k)) {
-		if (!k.addr)
-			continue;
-		if (n == cap) {
-			struct ksym_ent *nv;
-
-			cap = cap ? cap * 2 : 65536;
-			nv = realloc(v, cap * sizeof(*nv));
-			if (!nv)
-				goto out;
-			v = nv;
-		}
-		v[n].addr = k.addr;
-		v[n].name_len = k.name_len;
-		if (k.mod)
-			ret = asprintf(&v[n].name, "%.*s [%.*s]", (int)k.name_len,
-				       k.name, (int)k.mod_len, k.mod);
-		else
-			ret = asprintf(&v[n].name, "%.*s", (int)k.name_len,
-				       k.name);
-		if (ret < 0)
-			goto out;
-		n++;
-	}
-	if (!n) {
-		if (!r->o.quiet)
-			fprintf(stderr,
-				"uwprof record: /proc/kallsyms shows no addresses (kptr_restrict): no kernel symbols stored\n");
-		goto out;
-	}
-	qsort(v, n, sizeof(*v), ksym_cmp);
-	ips = malloc(r->kips.n * sizeof(*ips));
-	out = calloc(r->kips.n, sizeof(*out));
-	if (!ips || !out)
-		goto out;
-	for (i = 0; i < r->kips.cap; i++)
-		if (r->kips.v[i])
-			ips[nips++] = r->kips.v[i];
-	qsort(ips, nips, sizeof(*ips), u64_cmp);
-	for (i = 0, j = 0; i < nips; i++) {
-		/* j: the last entry at or below the ip, so j + 1 starts the next */
-		while (j + 1 < n && v[j + 1].addr <= ips[i])
-			j++;
-		if (v[j].addr > ips[i])
-			continue;
-		if (nout && out[nout - 1].addr == v[j].addr)
-			continue;
-		for (first = j; first && v[first - 1].addr == v[j].addr; first--)
-			;
-		out[nout].addr = v[j].addr;
-		out[nout].size = j + 1 < n ? v[j + 1].addr - v[j].addr : 0;
-		out[nout].name = v[first].name;
-		nout++;
-	}
-	rec_out(r, uwprof_pfw_ksyms(&r->w, out, nout));
-out:
-	free(text);
-	for (i = 0; i < n; i++)
-		free(v[i].name);
-	free(v);
-	free(ips);
-	free(out);
 }
 
 /* ------------------------------------------------------------- options */
@@ -616,133 +257,6 @@ static int exit_for_errno(int e)
 	return UWPROF_EX_ERROR;
 }
 
-static char *join_argv(char **argv)
-{
-	size_t n = 1, i;
-	char *s;
-
-	for (i = 0; argv && argv[i]; i++)
-		n += strlen(argv[i]) + 1;
-	s = calloc(1, n);
-	if (!s)
-		return NULL;
-	for (i = 0; argv && argv[i]; i++) {
-		if (i)
-			strcat(s, " ");
-		strcat(s, argv[i]);
-	}
-	return s;
-}
-
-static int open_output(struct recorder *r, uint32_t start_flags)
-{
-	struct uwprof_pfw_header_in h;
-	struct utsname u;
-	char host[256] = "";
-	char *cmdline;
-	int ret;
-
-	memset(&h, 0, sizeof(h));
-	h.fixed.arch = r->arch;
-	h.fixed.event = (uint16_t)r->o.event;
-	h.fixed.freq_hz = r->o.freq;
-	h.fixed.flags = (r->o.kernel ? UWPROF_PF_F_KERNEL : 0) |
-			((start_flags & UWPROF_START_SYSTEM_WIDE) &&
-			 r->o.mode == MODE_ALL ? UWPROF_PF_F_SYSTEM_WIDE : 0) |
-			(r->o.no_fp ? UWPROF_PF_F_NO_FP : 0);
-	h.fixed.max_depth = r->o.depth;
-	h.fixed.page_size = (uint32_t)sysconf(_SC_PAGESIZE);
-	h.fixed.abi_version = r->dev.ver.abi_version;
-	h.fixed.start_mono_ns = mono_ns();
-	h.fixed.start_realtime_ns = real_ns();
-	gethostname(host, sizeof(host) - 1);
-	h.hostname = host;
-	h.release = uname(&u) ? "" : u.release;
-	cmdline = join_argv(r->o.mode == MODE_CMD ? r->o.cmd : NULL);
-	h.cmdline = cmdline ? cmdline : "";
-	ret = uwprof_pfw_open(&r->w, r->o.output, &h);
-	free(cmdline);
-	if (ret)
-		fprintf(stderr, "uwprof record: %s\n", r->w.err);
-	return ret;
-}
-
-/* Forks the command, stopped before exec until 'go' is written. */
-static int spawn_cmd(struct recorder *r, int *go_w, int *err_r)
-{
-	int go[2], ep[2];
-	sigset_t none;
-	pid_t pid;
-
-	if (pipe2(go, O_CLOEXEC) || pipe2(ep, O_CLOEXEC))
-		return -errno;
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (!pid) {
-		char c;
-		int e;
-
-		close(go[1]);
-		close(ep[0]);
-		/* The command runs at the priority it would have had. */
-		setpriority(PRIO_PROCESS, 0, r->nice0);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		execvp(r->o.cmd[0], r->o.cmd);
-		e = errno;
-		if (write(ep[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(ep[1]);
-	r->child = pid;
-	*go_w = go[1];
-	*err_r = ep[0];
-	return 0;
-}
-
-static void reap(struct recorder *r)
-{
-	int status;
-	pid_t p;
-
-	while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
-		if (p == r->child) {
-			r->child_status = status;
-			r->child_done = 1;
-		}
-	}
-}
-
-/* Whether a process exists: kill(pid, 0), and /proc when that says no. */
-static int pid_exists(uint32_t pid)
-{
-	char fn[32];
-
-	if (!kill((pid_t)pid, 0) || errno != ESRCH)
-		return 1;
-	snprintf(fn, sizeof(fn), "/proc/%u/stat", pid);
-	if (access(fn, F_OK))
-		return 0;
-	fprintf(stderr, "uwprof record: process %u: kill(0) says ESRCH but /proc/%u exists\n",
-		pid, pid);
-	return 1;
-}
-
-static int pids_alive(const struct recorder *r)
-{
-	uint32_t i;
-
-	for (i = 0; i < r->o.nr_pids; i++)
-		if (pid_exists(r->o.pids[i]))
-			return 1;
-	return 0;
-}
-
 static uint64_t unwind_errors(const struct recorder *r)
 {
 	uint64_t n = 0;
@@ -812,32 +326,6 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 			(unsigned long long)r->bad_recs);
 }
 
-static void write_stats(struct recorder *r, const struct uwprof_stats *st)
-{
-	struct uwprof_pf_stats ps;
-	int i;
-
-	memset(&ps, 0, sizeof(ps));
-	ps.end_mono_ns = r->t_end;
-	ps.samples = r->samples;
-	ps.lost = r->lost;
-	ps.filtered = r->filtered;
-	ps.events = st->events;
-	ps.frames = st->frames;
-	ps.fp_frames = st->fp_frames;
-	ps.unknown_maps = st->unknown_maps;
-	ps.skipped_throttle = st->skipped_throttle;
-	for (i = 0; i < UWPROF_PF_STOP__COUNT; i++)
-		ps.stop[i] = r->stops[i];
-	ps.snapshots = st->snapshots;
-	ps.snapshot_bytes = st->snapshot_bytes;
-	ps.snapshots_finished = r->snap_finished;
-	ps.objects = r->nr_objs;
-	ps.objects_no_table = r->objects_no_table;
-	ps.maps_uploads = r->maps_uploads;
-	rec_out(r, uwprof_pfw_stats(&r->w, &ps));
-}
-
 static int setup_signals(struct recorder *r)
 {
 	sigset_t set;
@@ -859,7 +347,7 @@ static void read_signals(struct recorder *r)
 
 	while (read(r->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
-			reap(r);
+			rec_reap(r);
 		else
 			r->stop = 1;
 	}
@@ -911,76 +399,15 @@ static void rec_free(struct recorder *r)
 	uwprof_dev_close(&r->dev);
 }
 
-/* Uploads the -p processes before sampling starts. */
-static int upload_pids(struct recorder *r)
-{
-	uint32_t i;
-
-	for (i = 0; i < r->o.nr_pids; i++) {
-		struct rec_proc *p;
-		int ret;
-
-		if (!pid_exists(r->o.pids[i])) {
-			fprintf(stderr,
-				"uwprof record: process %u: no such process\n",
-				r->o.pids[i]);
-			return UWPROF_EX_TARGET;
-		}
-		p = rec_proc_get(r, r->o.pids[i]);
-		if (!p)
-			return UWPROF_EX_ERROR;
-		ret = rec_proc_upload(r, p);
-		if (ret == -ESRCH) {
-			fprintf(stderr,
-				"uwprof record: process %u: no such process (its maps vanished)\n",
-				r->o.pids[i]);
-			return UWPROF_EX_TARGET;
-		}
-		if (ret) {
-			fprintf(stderr,
-				"uwprof record: process %u: reading its mappings: %s\n",
-				r->o.pids[i], strerror(-ret));
-			return ret == -EACCES || ret == -EPERM ?
-			       UWPROF_EX_PERM : UWPROF_EX_ERROR;
-		}
-	}
-	return 0;
-}
-
 /*
- * -a: every process that exists now gets its tables and mappings before
- * sampling starts (later ones are found through UNKNOWN_MAP).
+ * Signals, the device, and the START flags from the options and what the
+ * device can do. Returns 0 or the exit status.
  */
-static void upload_all(struct recorder *r)
+static int rec_setup(struct recorder *r, uint32_t *flagsp)
 {
-	struct dirent *de;
-	DIR *d = opendir("/proc");
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		char *end;
-		unsigned long pid = strtoul(de->d_name, &end, 10);
-		struct rec_proc *p;
-
-		if (*end || !pid || pid == (unsigned long)r->self)
-			continue;
-		p = rec_proc_get(r, (uint32_t)pid);
-		if (p && p->ours == 1)
-			rec_proc_upload(r, p);
-	}
-	closedir(d);
-}
-
-static int record_run(struct recorder *r)
-{
-	struct uwprof_stats st;
-	struct rec_proc *p;
 	char err[512];
 	uint32_t flags = 0;
-	uint64_t last_progress = 0, deadline = 0;
-	int wait_ms;
-	int go_w = -1, err_r = -1, ret, code = 0, tty;
+	int ret;
 
 	/*
 	 * First of all, so that a SIGINT or SIGTERM during the set-up (which
@@ -1034,36 +461,14 @@ static int record_run(struct recorder *r)
 		flags |= UWPROF_START_SNAPSHOT;
 	r->snapq.max_bytes = REC_SNAPQ_MAX;
 	uwprof_tcache_init(&r->cache, r->o.cache_dir);
+	*flagsp = flags;
+	return 0;
+}
 
-	if (open_output(r, flags)) {
-		uwprof_pfw_abort(&r->w);
-		return UWPROF_EX_OUTPUT;
-	}
-	if (r->o.mode == MODE_PIDS) {
-		code = upload_pids(r);
-		if (code)
-			goto abort;
-	} else if (r->o.mode == MODE_ALL) {
-		upload_all(r);
-	} else if (r->o.mode == MODE_CMD) {
-		rec_prewarm_cmd(r);
-		/* Orphaned grandchildren stay in the tree, and get reaped. */
-		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-		ret = spawn_cmd(r, &go_w, &err_r);
-		if (ret) {
-			fprintf(stderr, "uwprof record: fork: %s\n", strerror(-ret));
-			code = UWPROF_EX_ERROR;
-			goto abort;
-		}
-		/*
-		 * Until its exec the child runs this program's code: its
-		 * mappings go up now, while it waits for the go-ahead, so
-		 * those first samples unwind like any other.
-		 */
-		p = rec_proc_get(r, (uint32_t)r->child);
-		if (p)
-			rec_proc_upload(r, p);
-	}
+/* START, the rings mapped and their reader running. */
+static int rec_sampling_start(struct recorder *r, uint32_t flags)
+{
+	int ret;
 
 	ret = uwprof_dev_start(&r->dev, flags, r->o.freq, r->o.depth,
 			       r->o.ring_pages, r->o.snapshot_size,
@@ -1076,8 +481,7 @@ static int record_run(struct recorder *r)
 		else
 			fprintf(stderr, "uwprof record: starting to sample: %s\n",
 				strerror(-ret));
-		code = exit_for_errno(ret);
-		goto abort;
+		return exit_for_errno(ret);
 	}
 	ret = uwprof_dev_rings_map(&r->dev);
 	if (!ret)
@@ -1086,34 +490,20 @@ static int record_run(struct recorder *r)
 		fprintf(stderr, "uwprof record: reading the rings: %s\n",
 			strerror(-ret));
 		uwprof_dev_stop(&r->dev);
-		code = UWPROF_EX_ERROR;
-		goto abort;
+		return UWPROF_EX_ERROR;
 	}
 	r->t_start = mono_ns();
+	return 0;
+}
+
+/* Until the command ends, the processes exit, -d passes or a signal. */
+static void rec_loop(struct recorder *r, int tty)
+{
+	uint64_t last_progress = 0, deadline = 0;
+	int wait_ms;
+
 	if (r->o.duration > 0)
 		deadline = r->t_start + (uint64_t)(r->o.duration * 1e9);
-	if (r->o.mode == MODE_CMD) {
-		int e = 0;
-		ssize_t n;
-
-		if (write(go_w, "g", 1) != 1)
-			e = errno;
-		close(go_w);
-		go_w = -1;
-		/* EOF: exec succeeded (the pipe is close-on-exec). */
-		n = read(err_r, &e, sizeof(e));
-		close(err_r);
-		err_r = -1;
-		if (n == (ssize_t)sizeof(e) || e) {
-			fprintf(stderr, "uwprof record: cannot run '%s': %s\n",
-				r->o.cmd[0], strerror(e));
-			uwprof_dev_stop(&r->dev);
-			code = UWPROF_EX_TARGET;
-			goto abort;
-		}
-	}
-
-	tty = isatty(2) && !r->o.quiet;
 	/*
 	 * On a busy machine the recorder must get the CPU soon after a ring
 	 * wakes it, or a new process runs far before its mappings are
@@ -1128,11 +518,11 @@ static int record_run(struct recorder *r)
 		rec_drain(r);
 		wait_ms = rec_procs_refresh(r, 0,
 					r->o.mode == MODE_CMD ? REC_CHECK_MS : 100);
-		reap(r);
+		rec_reap(r);
 		now = mono_ns();
 		if (r->o.mode == MODE_CMD && r->child_done)
 			break;
-		if (r->o.mode == MODE_PIDS && !pids_alive(r))
+		if (r->o.mode == MODE_PIDS && !rec_pids_alive(r))
 			break;
 		if (deadline && now >= deadline)
 			break;
@@ -1141,6 +531,17 @@ static int record_run(struct recorder *r)
 			last_progress = now;
 		}
 	}
+}
+
+/*
+ * Sampling stopped: the last records drained, the queued walks finished,
+ * kernel symbols and statistics written and the file committed.
+ */
+static int rec_finish(struct recorder *r, int tty)
+{
+	struct uwprof_stats st;
+	int ret;
+
 	r->t_end = mono_ns();
 	uwprof_dev_stop(&r->dev);
 	uwprof_rreader_finish(&r->rr);
@@ -1159,7 +560,7 @@ static int record_run(struct recorder *r)
 		memset(&st, 0, sizeof(st));
 	if (r->o.kernel)
 		rec_ksyms(r);
-	write_stats(r, &st);
+	rec_stats_out(r, &st);
 	if (r->o.mode == MODE_CMD && !r->child_done) {
 		/* Stopped by a signal or -d: the command stays running. */
 		if (!r->o.quiet)
@@ -1184,18 +585,34 @@ static int record_run(struct recorder *r)
 				WTERMSIG(r->child_status));
 	}
 	return r->output_failed ? UWPROF_EX_OUTPUT : UWPROF_EX_OK;
+}
 
-abort:
-	if (go_w >= 0)
-		close(go_w);
-	if (err_r >= 0)
-		close(err_r);
-	if (r->child > 0 && !r->child_done) {
-		kill(r->child, SIGKILL);
-		waitpid(r->child, NULL, 0);
+static int record_run(struct recorder *r)
+{
+	struct rec_launch l = { .go_w = -1, .err_r = -1 };
+	uint32_t flags;
+	int code, tty;
+
+	code = rec_setup(r, &flags);
+	if (code)
+		return code;
+	if (rec_output_open(r, flags)) {
+		uwprof_pfw_abort(&r->w);
+		return UWPROF_EX_OUTPUT;
 	}
-	uwprof_pfw_abort(&r->w);
-	return code;
+	code = rec_targets_ready(r, &l);
+	if (!code)
+		code = rec_sampling_start(r, flags);
+	if (!code && r->o.mode == MODE_CMD)
+		code = rec_cmd_go(r, &l);
+	if (code) {
+		rec_targets_abort(r, &l);
+		uwprof_pfw_abort(&r->w);
+		return code;
+	}
+	tty = isatty(2) && !r->o.quiet;
+	rec_loop(r, tty);
+	return rec_finish(r, tty);
 }
 
 int uwprof_cmd_record(int argc, char **argv)

@@ -2,7 +2,11 @@
 /*
  * The recorder's own parts, shared by the files of 'uwprof record':
  *
- *	record.c	options, the run loop, ring records, summary
+ *	record.c	options, the run loop, summary
+ *	rec_drain.c	ring records: samples to the file, process events
+ *	rec_launch.c	targets made ready: -p/-a uploads, the command
+ *			forked and let go
+ *	rec_output.c	the profile file's header, kernel symbols, stats
  *	rec_objects.c	objects: tables compiled or cached, uploaded, stored
  *	rec_procs.c	processes: which are profiled, their mappings read,
  *			uploaded and stored
@@ -165,7 +169,6 @@ struct recorder {
 	int		warned_mem, warned_maps;
 };
 
-
 static inline uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -174,9 +177,28 @@ static inline uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* record.c */
+/* rec_output.c */
 /* Notes a write error of the profile file (said once); returns 'ret'. */
 int rec_out(struct recorder *r, int ret);
+int rec_output_open(struct recorder *r, uint32_t start_flags);
+void rec_ksyms(struct recorder *r);
+void rec_stats_out(struct recorder *r, const struct uwprof_stats *st);
+
+/* rec_drain.c */
+void rec_drain(struct recorder *r);
+
+/* rec_launch.c */
+/* The command's pipes: the go-ahead to exec, and exec's errno back. */
+struct rec_launch {
+	int	go_w;
+	int	err_r;
+};
+
+int rec_targets_ready(struct recorder *r, struct rec_launch *l);
+int rec_cmd_go(struct recorder *r, struct rec_launch *l);
+void rec_targets_abort(struct recorder *r, struct rec_launch *l);
+void rec_reap(struct recorder *r);
+int rec_pids_alive(const struct recorder *r);
 
 /* rec_objects.c */
 struct rec_obj *rec_obj_lookup(struct recorder *r,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Host tests of the profile file (tool/profile_file.c), TAP output: a
+ * Host tests of the profile file (tool/profile_*.c), TAP output: a
  * written file reads back field for field; the mapping snapshot rules
  * around exec; every truncation and a set of corruptions are refused with
  * a message naming the offset, never crash; a failed or aborted writer

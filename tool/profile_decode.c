@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The profile reader's record decoding: one record's payload, already
+ * framed by the reader (profile_file.c), turned into the entries of
+ * struct uwprof_pf, every field bounds-checked before use.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile_decode.h"
+
+static int cur_get(struct pf_cur *c, void *dst, size_t n)
+{
+	if (c->err || n > c->left) {
+		if (!c->err)
+			c->err = -EINVAL;
+		memset(dst, 0, n);
+		return c->err;
+	}
+	memcpy(dst, c->p, n);
+	c->p += n;
+	c->left -= n;
+	return 0;
+}
+
+static const uint8_t *cur_take(struct pf_cur *c, size_t n)
+{
+	const uint8_t *p = c->p;
+
+	if (c->err || n > c->left) {
+		if (!c->err)
+			c->err = -EINVAL;
+		return NULL;
+	}
+	c->p += n;
+	c->left -= n;
+	return p;
+}
+
+static const char *cur_str(struct pf_cur *c, struct pf_strs *keep)
+{
+	const uint8_t *p;
+	uint32_t n;
+	char *s;
+
+	if (cur_get(c, &n, 4))
+		return NULL;
+	p = cur_take(c, n);
+	if (!p)
+		return NULL;
+	if (keep->n == keep->cap) {
+		size_t cap = keep->cap ? keep->cap * 2 : 64;
+		char **nv = realloc(keep->v, cap * sizeof(*nv));
+
+		if (!nv) {
+			c->err = -ENOMEM;
+			return NULL;
+		}
+		keep->v = nv;
+		keep->cap = cap;
+	}
+	s = malloc((size_t)n + 1);
+	if (!s) {
+		c->err = -ENOMEM;
+		return NULL;
+	}
+	memcpy(s, p, n);
+	s[n] = 0;
+	keep->v[keep->n++] = s;
+	return s;
+}
+
+static int pf_grow(void **arr, size_t *cap, size_t n, size_t elem)
+{
+	void *na;
+	size_t nc;
+
+	if (n < *cap)
+		return 0;
+	nc = *cap ? *cap * 2 : 64;
+	na = realloc(*arr, nc * elem);
+	if (!na)
+		return -ENOMEM;
+	*arr = na;
+	*cap = nc;
+	return 0;
+}
+
+#define PF_PUSH(pp, arr, nr, capf) \
+	pf_grow((void **)&(pp)->pub.arr, &(pp)->capf, (pp)->pub.nr, \
+		sizeof(*(pp)->pub.arr))
+
+static const char *const pf_type_name[] = {
+	[UWPROF_PF_HEADER] = "header", [UWPROF_PF_OBJECT] = "object",
+	[UWPROF_PF_MAPS] = "maps", [UWPROF_PF_SAMPLE] = "sample",
+	[UWPROF_PF_LOST] = "lost", [UWPROF_PF_EXIT] = "exit",
+	[UWPROF_PF_THREAD] = "thread", [UWPROF_PF_KSYMS] = "ksyms",
+	[UWPROF_PF_STATS] = "stats", [UWPROF_PF_END] = "end",
+};
+
+#define PF_NR_TYPES	(sizeof(pf_type_name) / sizeof(pf_type_name[0]))
+
+const char *pf_decode_type_name(uint32_t type)
+{
+	return type < PF_NR_TYPES &&
+	       pf_type_name[type] ? pf_type_name[type] : "unknown";
+}
+
+int pf_decode_header(struct pf_priv *pp, struct pf_cur *c)
+{
+	struct uwprof_pf_header *h = &pp->pub.hdr;
+	struct uwprof_pf_hdr_fixed f;
+
+	cur_get(c, &f, sizeof(f));
+	h->arch = f.arch;
+	h->event = f.event;
+	h->freq_hz = f.freq_hz;
+	h->flags = f.flags;
+	h->max_depth = f.max_depth;
+	h->start_realtime_ns = f.start_realtime_ns;
+	h->start_mono_ns = f.start_mono_ns;
+	h->page_size = f.page_size;
+	h->abi_version = f.abi_version;
+	h->hostname = cur_str(c, &pp->strs);
+	h->release = cur_str(c, &pp->strs);
+	h->cmdline = cur_str(c, &pp->strs);
+	if (c->err)
+		return c->err;
+	if (f.arch != UWPROF_ARCH_X86_64 && f.arch != UWPROF_ARCH_ARM64)
+		return -EINVAL;
+	return 0;
+}
+
+static int pf_object(struct pf_priv *pp, struct pf_cur *c)
+{
+	struct uwprof_pf_object *o;
+	struct uwprof_pf_obj_fixed f;
+	uint64_t isz;
+
+	if (PF_PUSH(pp, objects, nr_objects, cap_objects))
+		return -ENOMEM;
+	o = &pp->pub.objects[pp->pub.nr_objects];
+	cur_get(c, &f, sizeof(f));
+	o->object_id = f.object_id;
+	o->arch = f.arch;
+	o->flags = f.flags;
+	o->build_id_size = f.build_id_size;
+	memcpy(o->build_id, f.build_id, sizeof(o->build_id));
+	o->path = cur_str(c, &pp->strs);
+	cur_get(c, &isz, 8);
+	if (c->err)
+		return c->err;
+	if (isz > c->left || f.build_id_size > UWPROF_PF_BUILD_ID_MAX ||
+	    !f.object_id)
+		return -EINVAL;
+	o->image = isz ? cur_take(c, (size_t)isz) : NULL;
+	o->image_size = isz;
+	pp->pub.nr_objects++;
+	return 0;
+}
+
+static int pf_maps(struct pf_priv *pp, struct pf_cur *c)
+{
+	struct uwprof_pf_maps_fixed f;
+	struct uwprof_pf_maps *m;
+	const struct uwprof_pf_map *v;
+	uint32_t i;
+
+	if (PF_PUSH(pp, maps, nr_maps, cap_maps))
+		return -ENOMEM;
+	m = &pp->pub.maps[pp->pub.nr_maps];
+	cur_get(c, &f, sizeof(f));
+	if (c->err)
+		return c->err;
+	if (f.nr_maps > c->left / sizeof(*v))
+		return -EINVAL;
+	/* The fixed part keeps the array 8-byte aligned inside the mapping. */
+	v = (const void *)cur_take(c, (size_t)f.nr_maps * sizeof(*v));
+	m->time_ns = f.time_ns;
+	m->pid = f.pid;
+	m->nr_maps = f.nr_maps;
+	m->maps = v;
+	m->comm = cur_str(c, &pp->strs);
+	if (c->err)
+		return c->err;
+	for (i = 0; i < f.nr_maps; i++) {
+		if (v[i].start >= v[i].end)
+			return -EINVAL;
+		if (i && v[i].start < v[i - 1].end)
+			return -EINVAL;
+	}
+	pp->pub.nr_maps++;
+	return 0;
+}
+
+static int pf_sample(struct pf_priv *pp, struct pf_cur *c)
+{
+	struct uwprof_pf_sample_fixed f;
+	struct uwprof_pf_sample *s;
+	size_t n;
+
+	if (PF_PUSH(pp, samples, nr_samples, cap_samples))
+		return -ENOMEM;
+	s = &pp->pub.samples[pp->pub.nr_samples];
+	cur_get(c, &f, sizeof(f));
+	if (c->err)
+		return c->err;
+	n = (size_t)f.nr_kernel + f.nr_user;
+	if (n > c->left / 8)
+		return -EINVAL;
+	s->time_ns = f.time_ns;
+	s->pid = f.pid;
+	s->tid = f.tid;
+	s->cpu = f.cpu;
+	s->flags = f.flags;
+	s->period = f.period;
+	s->nr_kernel = f.nr_kernel;
+	s->nr_user = f.nr_user;
+	s->ips = (const void *)cur_take(c, 8 * n);
+	pp->pub.nr_samples++;
+	return 0;
+}
+
+static int pf_thread(struct pf_priv *pp, struct pf_cur *c)
+{
+	struct uwprof_pf_thread_fixed f;
+	struct uwprof_pf_thread *t;
+
+	if (PF_PUSH(pp, threads, nr_threads, cap_threads))
+		return -ENOMEM;
+	t = &pp->pub.threads[pp->pub.nr_threads];
+	cur_get(c, &f, sizeof(f));
+	t->time_ns = f.time_ns;
+	t->pid = f.pid;
+	t->tid = f.tid;
+	t->comm = cur_str(c, &pp->strs);
+	if (c->err)
+		return c->err;
+	pp->pub.nr_threads++;
+	return 0;
+}
+
+static int pf_ksyms(struct pf_priv *pp, struct pf_cur *c)
+{
+	struct uwprof_pf *pf = &pp->pub;
+	uint64_t n, i;
+	size_t old = pf->nr_ksyms;
+	struct uwprof_pf_ksym *k;
+
+	cur_get(c, &n, 8);
+	/* Each entry takes at least 24 bytes. */
+	if (c->err)
+		return c->err;
+	if (n > c->left / 24)
+		return -EINVAL;
+	k = realloc(pf->ksyms, (old + n + 1) * sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	pf->ksyms = k;
+	for (i = 0; i < n; i++) {
+		const uint8_t *at = c->p;
+		struct uwprof_pf_ksym *e = &k[old + i];
+		size_t used;
+
+		cur_get(c, &e->addr, 8);
+		cur_get(c, &e->size, 8);
+		e->name = cur_str(c, &pp->strs);
+		if (c->err)
+			return c->err;
+		used = (size_t)(c->p - at);
+		if (used & 7)
+			cur_take(c, 8 - (used & 7));
+		if (c->err)
+			return c->err;
+	}
+	pf->nr_ksyms = old + n;
+	return 0;
+}
+
+int pf_decode_one(struct pf_priv *pp, uint32_t type, struct pf_cur *c)
+{
+	struct uwprof_pf *pf = &pp->pub;
+
+	switch (type) {
+	case UWPROF_PF_OBJECT:
+		return pf_object(pp, c);
+	case UWPROF_PF_MAPS:
+		return pf_maps(pp, c);
+	case UWPROF_PF_SAMPLE:
+		return pf_sample(pp, c);
+	case UWPROF_PF_LOST: {
+		struct uwprof_pf_lost_rec r;
+
+		if (cur_get(c, &r, sizeof(r)))
+			return c->err;
+		pf->lost += r.count;
+		pf->nr_lost_recs++;
+		return 0;
+	}
+	case UWPROF_PF_EXIT: {
+		struct uwprof_pf_exit_rec r;
+
+		if (cur_get(c, &r, sizeof(r)))
+			return c->err;
+		if (r.exec > 1)
+			return -EINVAL;
+		if (PF_PUSH(pp, exits, nr_exits, cap_exits))
+			return -ENOMEM;
+		pf->exits[pf->nr_exits++] = r;
+		return 0;
+	}
+	case UWPROF_PF_THREAD:
+		return pf_thread(pp, c);
+	case UWPROF_PF_KSYMS:
+		return pf_ksyms(pp, c);
+	case UWPROF_PF_STATS:
+		if (cur_get(c, &pf->stats, sizeof(pf->stats)))
+			return c->err;
+		pf->has_stats = 1;
+		return 0;
+	case UWPROF_PF_HEADER:
+		return -EINVAL;	/* only one, and first */
+	default:
+		pf->skipped_recs++;
+		return 0;
+	}
+}
