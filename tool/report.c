@@ -172,6 +172,38 @@ static void print_header(const struct uwprof_rep *r, FILE *f)
 	fprintf(f, "%s\n#\n", first ? " none" : "");
 }
 
+/*
+ * Self and total weight per row (fid: a frame's row), self samples per
+ * frame. Weighs by period; a file without periods (whole 0) counts
+ * samples; with off-CPU samples, by the time each stands for.
+ */
+static void tally_rows(const struct uwprof_rep *r, struct fn_row *rows,
+		       const uint32_t *fid, uint32_t *fself, uint64_t whole)
+{
+	const struct uwprof_rep_sample *s;
+	uint32_t j, id;
+	uint64_t w;
+	size_t i;
+
+	for (i = 0; i < r->nr_samples; i++) {
+		s = &r->samples[i];
+		w = uwprof_rep_by_time(r) ? s->weight_ns : whole ? s->period : 1;
+		if (s->nr_kernel + s->nr_user) {
+			id = fid[s->frames[0]];
+			rows[id].self += w;
+			rows[id].self_samples++;
+			fself[s->frames[0]]++;
+		}
+		for (j = 0; j < s->nr_kernel + s->nr_user; j++) {
+			id = fid[s->frames[j]];
+			if (rows[id].last == i + 1)
+				continue;	/* recursion: once per sample */
+			rows[id].last = i + 1;
+			rows[id].total += w;
+		}
+	}
+}
+
 static int print_table(const struct uwprof_rep *r, const struct report_opts *o,
 		       FILE *f)
 {
@@ -179,8 +211,7 @@ static int print_table(const struct uwprof_rep *r, const struct report_opts *o,
 	struct fn_row *rows = NULL;
 	size_t i, nr_rows = 0, shown, dso_w = 13;
 	uint64_t whole = uwprof_rep_by_time(r) ? r->total_weight_ns :
-			 r->total_period, w;
-	const struct uwprof_rep_sample *s;
+			 r->total_period;
 	const struct uwprof_rep_frame *fr;
 	struct sort_ctx ctx = { r, o->by_dso };
 	int ret = -ENOMEM;
@@ -202,27 +233,7 @@ static int print_table(const struct uwprof_rep *r, const struct report_opts *o,
 		}
 		fid[order[j]] = (uint32_t)(nr_rows - 1);
 	}
-	for (i = 0; i < r->nr_samples; i++) {
-		s = &r->samples[i];
-		/*
-		 * Weigh by period; a file without periods counts samples. With
-		 * off-CPU samples, by the time each stands for.
-		 */
-		w = uwprof_rep_by_time(r) ? s->weight_ns : whole ? s->period : 1;
-		if (s->nr_kernel + s->nr_user) {
-			id = fid[s->frames[0]];
-			rows[id].self += w;
-			rows[id].self_samples++;
-			fself[s->frames[0]]++;
-		}
-		for (j = 0; j < s->nr_kernel + s->nr_user; j++) {
-			id = fid[s->frames[j]];
-			if (rows[id].last == i + 1)
-				continue;	/* recursion: once per sample */
-			rows[id].last = i + 1;
-			rows[id].total += w;
-		}
-	}
+	tally_rows(r, rows, fid, fself, whole);
 	if (!whole)
 		whole = r->nr_samples;
 	/* With --lines a row shows the line of its hottest address. */
