@@ -235,7 +235,9 @@ static void uwprof_offcpu_in(struct uwprof_sampler *sp, struct task_struct *t)
 		this_cpu_inc(st->off_cpu_short);
 		goto release;
 	}
-	r = &sp->rings->ring[smp_processor_id()];
+	/* Like every record, it names the CPU whose ring carries it. */
+	sl->rec.cpu = smp_processor_id();
+	r = &sp->rings->ring[sl->rec.cpu];
 	if (!uwprof_ring_enter(r)) {
 		uwprof_ring_count_nested(r);
 		goto lost;

@@ -343,8 +343,8 @@ enum uwprof_stop {
 #define UWPROF_SAMPLE_SNAPSHOT		(1U << 10)	/* struct uwprof_snapshot follows */
 /*
  * An off-CPU sample (UWPROF_START_OFF_CPU): time_ns is when the thread
- * blocked, cpu where it blocked, period the ns until it ran again; the
- * stack is the one it blocked with.
+ * blocked, period the ns until it ran again, cpu the one it ran again on
+ * (whose ring carries the record); the stack is the one it blocked with.
  */
 #define UWPROF_SAMPLE_OFF_CPU		(1U << 11)
 
