@@ -564,7 +564,9 @@ static void on_off_sample(const struct uwprof_rec_sample *s, uint32_t ring,
 	struct off_tally *t = priv;
 	uint32_t i;
 
-	(void)ring;
+	/* Every record names the CPU of its ring, where the thread ran again. */
+	if (s->cpu != ring)
+		t->bad++;
 	if (!(s->flags & UWPROF_SAMPLE_OFF_CPU)) {
 		t->on++;
 		return;
