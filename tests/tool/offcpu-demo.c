@@ -4,10 +4,10 @@
  * For SECONDS, offcpu_loop() repeats: spin_cpu() runs on the clock for
  * 3 ms, block_sleep() sleeps 3.5 ms in nanosleep, block_pipe() waits
  * 3.5 ms in a pipe read that a helper thread answers. At the end it prints
- * the loop thread's CPU time and the wall time it spent in the two
- * blocking calls (the reference an on- plus off-CPU profile must match;
- * time the thread was preempted while spinning is in neither):
- *	loop_cpu_ns=N block_ns=N
+ * the loop's wall time, its thread's CPU time (as the scheduler accounts
+ * it: what it did not run of the wall time it was off CPU, blocked or
+ * waiting for a CPU) and the wall time it spent in the two blocking calls:
+ *	loop_wall_ns=N loop_cpu_ns=N block_ns=N
  * Built -O2 -fomit-frame-pointer.
  *
  * Usage: offcpu-demo SECONDS
@@ -129,7 +129,7 @@ static int pingpong(double seconds)
 
 int main(int argc, char **argv)
 {
-	uint64_t c0, c1;
+	uint64_t c0, c1, w0, w1;
 	pthread_t th;
 
 	if (pipe(req) || pipe(ans)) {
@@ -146,10 +146,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "offcpu-demo: cannot start the helper thread\n");
 		return 1;
 	}
+	w0 = ns(CLOCK_MONOTONIC);
 	c0 = ns(CLOCK_THREAD_CPUTIME_ID);
 	offcpu_loop(atof(argv[1]));
 	c1 = ns(CLOCK_THREAD_CPUTIME_ID);
-	printf("loop_cpu_ns=%llu block_ns=%llu\n",
-	       (unsigned long long)(c1 - c0), (unsigned long long)block_ns);
+	w1 = ns(CLOCK_MONOTONIC);
+	printf("loop_wall_ns=%llu loop_cpu_ns=%llu block_ns=%llu\n",
+	       (unsigned long long)(w1 - w0), (unsigned long long)(c1 - c0),
+	       (unsigned long long)block_ns);
 	return 0;
 }
