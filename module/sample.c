@@ -8,7 +8,9 @@
  * Contexts: uwprof_sample_take() and everything it calls run in NMI
  * (hardware cycles on x86) or hard IRQ (cpu-clock, arm64 PMU): no locks,
  * no allocation, no sleeping, no printing; mappings are read under RCU and
- * user memory through copy_from_user_nofault(). uwprof_sample_emit_exit()
+ * user memory through copy_from_user_nofault(); the off-CPU probe
+ * (offcpu.c) uses the walk and the budget from the scheduler, interrupts
+ * off, under the same rules. uwprof_sample_emit_exit()
  * runs from the lifecycle probes with preemption disabled. The rest runs in
  * process context under the session mutex, or in the cpuhp thread.
  */
@@ -90,8 +92,8 @@ static u32 uwprof_hist_bucket(u64 ns)
 
 /*
  * Whether this CPU's walks have used their share of the current window.
- * Context: NMI or hard IRQ, inside the ring guard, so nothing on this CPU
- * races the window's fields.
+ * Context: NMI, hard IRQ or the sched_switch probe (interrupts off), inside
+ * the ring guard, so nothing on this CPU races the window's fields.
  */
 bool uwprof_sample_over_budget(struct uwprof_scratch *sc, u64 now)
 {
