@@ -43,7 +43,7 @@ _uwprof()
 			return 0 ;;
 		-e|--event)
 			_uwprof_reply -W "cycles cpu-clock" -- "$cur"; return 0 ;;
-		-F|--freq|-d|--duration|--depth|--ring-pages)
+		-F|--freq|-d|--duration|--depth|--ring-pages|--off-cpu-min)
 			return 0 ;;
 		esac
 		# After the command to profile, complete its own words.
@@ -59,7 +59,7 @@ _uwprof()
 		done
 		opts="-F --freq -a --all-cpus -p --pid -d --duration -g --kernel
 		      -o --output -e --event --depth --no-fp-fallback --ring-pages
-		      --cache-dir -q --quiet --help --"
+		      --cache-dir --off-cpu --off-cpu-min -q --quiet --help --"
 		;;
 	report)
 		case $prev in
@@ -71,7 +71,7 @@ _uwprof()
 			return 0 ;;
 		esac
 		opts="-i --input -s --sort --lines --folded --pprof --svg --mark-incomplete -n --max
-		      --help"
+		      --on-cpu-only --off-cpu-only --help"
 		;;
 	script)
 		case $prev in

@@ -37,6 +37,35 @@
 #define UWPROF_PF_USER_WORKER	0
 #endif
 
+/*
+ * sched_switch probes: the tracepoint passes prev's state from 5.18 on;
+ * before, the probe reads it (the value the tracepoint itself reports).
+ * UWPROF_COMPAT_SWITCH_PROBE(name, fn) defines the probe 'name' with the
+ * running kernel's prototype calling
+ * fn(data, preempt, prev, next, prev_state).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 18, 0)
+#define UWPROF_COMPAT_SWITCH_PROBE(name, fn)				\
+static void name(void *data, bool preempt, struct task_struct *prev,	\
+		 struct task_struct *next, unsigned int prev_state)	\
+{									\
+	fn(data, preempt, prev, next, prev_state);			\
+}
+#else
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 14, 0)
+#define uwprof_compat_task_state(t)	READ_ONCE((t)->__state)
+#else
+#define uwprof_compat_task_state(t)	READ_ONCE((t)->state)
+#endif
+#define UWPROF_COMPAT_SWITCH_PROBE(name, fn)				\
+static void name(void *data, bool preempt, struct task_struct *prev,	\
+		 struct task_struct *next)				\
+{									\
+	fn(data, preempt, prev, next,					\
+	   (unsigned int)uwprof_compat_task_state(prev));		\
+}
+#endif
+
 #if defined(CONFIG_X86_64)
 
 #define UWPROF_COMPAT_ARCH	UWPROF_ARCH_X86_64

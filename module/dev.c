@@ -104,6 +104,8 @@ static long uwprof_ioc_version(struct uwprof_session *s, void __user *arg)
 	if (s->may_kernel)
 		v.caps |= UWPROF_CAP_KERNEL_STACK;
 	v.caps |= UWPROF_CAP_SNAPSHOT;
+	if (uwprof_offcpu_available())
+		v.caps |= UWPROF_CAP_OFF_CPU;
 	v.nr_cpus = nr_cpu_ids;
 	v.table_mem_max = READ_ONCE(uwprof_table_mem_max);
 	return uwprof_dev_put(arg, &v, sizeof(v), usize);

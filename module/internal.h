@@ -108,6 +108,11 @@ struct uwprof_pcpu_stats {
 	u64 snapshot_bytes;
 	u64 fork_records;
 	u64 nmi_samples;
+	u64 off_cpu_blocks;
+	u64 off_cpu_samples;
+	u64 off_cpu_short;
+	u64 off_cpu_dropped;
+	u64 off_cpu_lost;
 	u64 stop[UWPROF_STOP__COUNT];
 	u64 hist[UWPROF_HIST_BUCKETS];
 };
@@ -148,6 +153,7 @@ struct uwprof_sampler {
 	size_t scratch_ips;		/* ips[] capacity in a scratch record */
 	struct uwprof_pcpu_stats __percpu *stats;
 	struct uwprof_rings *rings;
+	struct uwprof_offcpu *off;	/* UWPROF_START_OFF_CPU, else NULL */
 };
 
 /* ---- sessions (dev.c) ---- */
@@ -264,6 +270,18 @@ void uwprof_sample_emit_exit(struct uwprof_sampler *sp, u32 tgid,
 			     const char *comm);
 void uwprof_sample_emit_fork(struct uwprof_sampler *sp, u32 pid, u32 ppid);
 bool uwprof_sample_hw_available(void);
+bool uwprof_sample_over_budget(struct uwprof_scratch *sc, u64 now);
+void uwprof_sample_walk(struct uwprof_sampler *sp, struct uwprof_scratch *sc,
+			struct pt_regs *uregs, u32 tgid, u64 *ips,
+			u32 max_depth, struct uwprof_unwind_res *res);
+
+/* offcpu.c: process context, session mutex held, unless noted */
+void uwprof_offcpu_init(void);		/* module load */
+bool uwprof_offcpu_available(void);
+int uwprof_offcpu_create(struct uwprof_sampler *sp, u64 min_ns);
+int uwprof_offcpu_start(struct uwprof_sampler *sp);
+void uwprof_offcpu_stop(struct uwprof_sampler *sp);
+void uwprof_offcpu_free(struct uwprof_sampler *sp);
 
 /* lifecycle.c */
 int uwprof_lifecycle_init(void);

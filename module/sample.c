@@ -8,7 +8,9 @@
  * Contexts: uwprof_sample_take() and everything it calls run in NMI
  * (hardware cycles on x86) or hard IRQ (cpu-clock, arm64 PMU): no locks,
  * no allocation, no sleeping, no printing; mappings are read under RCU and
- * user memory through copy_from_user_nofault(). uwprof_sample_emit_exit()
+ * user memory through copy_from_user_nofault(); the off-CPU probe
+ * (offcpu.c) uses the walk and the budget from the scheduler, interrupts
+ * off, under the same rules. uwprof_sample_emit_exit()
  * runs from the lifecycle probes with preemption disabled. The rest runs in
  * process context under the session mutex, or in the cpuhp thread.
  */
@@ -90,10 +92,10 @@ static u32 uwprof_hist_bucket(u64 ns)
 
 /*
  * Whether this CPU's walks have used their share of the current window.
- * Context: NMI or hard IRQ, inside the ring guard, so nothing on this CPU
- * races the window's fields.
+ * Context: NMI, hard IRQ or the sched_switch probe (interrupts off), inside
+ * the ring guard, so nothing on this CPU races the window's fields.
  */
-static bool uwprof_sample_over_budget(struct uwprof_scratch *sc, u64 now)
+bool uwprof_sample_over_budget(struct uwprof_scratch *sc, u64 now)
 {
 	u32 pct = READ_ONCE(uwprof_cpu_max_percent);
 
@@ -215,6 +217,48 @@ static u32 uwprof_sample_snapshot(const struct uwprof_sampler *sp, void *dst,
 }
 
 /*
+ * Walks current's user stack from 'uregs' with the mappings of 'tgid' into
+ * ips[] (at most max_depth frames); a process without mappings gets its pc
+ * and UWPROF_STOP_NO_PROCESS. Context: NMI, hard IRQ or the scheduler with
+ * interrupts off, inside this CPU's ring guard (the scratch is its own).
+ */
+void uwprof_sample_walk(struct uwprof_sampler *sp, struct uwprof_scratch *sc,
+			struct pt_regs *uregs, u32 tgid, u64 *ips,
+			u32 max_depth, struct uwprof_unwind_res *res)
+{
+	struct uwprof_kenv kenv = {};
+	const struct uwprof_proc *p;
+
+	rcu_read_lock();
+	p = xa_load(&sp->s->procs, tgid);
+	if (p) {
+		struct uwprof_unwind_req req = {
+			.maps = p->maps,
+			.nr_maps = p->nr_maps,
+			.ips = ips,
+			.max_depth = max_depth,
+			.cache = &sc->rule_cache,
+			.env = &kenv,
+		};
+
+		if (sp->flags & UWPROF_START_NO_FP_FALLBACK)
+			req.flags |= UWPROF_UNWIND_NO_FP_FALLBACK;
+		uwprof_compat_user_regs_get(uregs, &req.regs);
+		kenv.uregs = uregs;
+		pagefault_disable();
+		uwprof_unwind_user(&req, res);
+		pagefault_enable();
+	} else {
+		uwprof_compat_user_regs_get(uregs, &res->at);
+		ips[0] = res->at.pc;
+		res->nr = 1;
+		res->stop = UWPROF_STOP_NO_PROCESS;
+		res->unknown_pc = res->at.pc;
+	}
+	rcu_read_unlock();
+}
+
+/*
  * One sample of the task interrupted on this CPU: filter, ring guard,
  * budget, walk, snapshot, ring write. 'period' goes into the record as is.
  * Context: NMI (hardware cycles on x86, the NMI test hook) or hard IRQ,
@@ -227,10 +271,8 @@ void uwprof_sample_take(struct uwprof_sampler *sp, struct pt_regs *regs,
 	struct uwprof_pcpu_stats __percpu *st = sp->stats;
 	struct task_struct *t = current;
 	struct uwprof_unwind_res res = {};
-	struct uwprof_kenv kenv = {};
 	struct uwprof_rec_sample *rec;
 	struct uwprof_scratch *sc;
-	const struct uwprof_proc *p;
 	struct uwprof_ring *r;
 	struct pt_regs *uregs;
 	u32 cpu, tgid, nk = 0, snap = 0;
@@ -272,33 +314,8 @@ void uwprof_sample_take(struct uwprof_sampler *sp, struct pt_regs *regs,
 	if (sp->kstack && !user_mode(regs))
 		nk = uwprof_sample_kstack(sc, regs, rec->ips);
 
-	rcu_read_lock();
-	p = xa_load(&sp->s->procs, tgid);
-	if (p) {
-		struct uwprof_unwind_req req = {
-			.maps = p->maps,
-			.nr_maps = p->nr_maps,
-			.ips = rec->ips + nk,
-			.max_depth = sp->max_depth,
-			.cache = &sc->rule_cache,
-			.env = &kenv,
-		};
-
-		if (sp->flags & UWPROF_START_NO_FP_FALLBACK)
-			req.flags |= UWPROF_UNWIND_NO_FP_FALLBACK;
-		uwprof_compat_user_regs_get(uregs, &req.regs);
-		kenv.uregs = uregs;
-		pagefault_disable();
-		uwprof_unwind_user(&req, &res);
-		pagefault_enable();
-	} else {
-		uwprof_compat_user_regs_get(uregs, &res.at);
-		rec->ips[nk] = res.at.pc;
-		res.nr = 1;
-		res.stop = UWPROF_STOP_NO_PROCESS;
-		res.unknown_pc = res.at.pc;
-	}
-	rcu_read_unlock();
+	uwprof_sample_walk(sp, sc, uregs, tgid, rec->ips + nk, sp->max_depth,
+			   &res);
 	/* The reader does not finish walks of itself. */
 	if (sp->snapshot_size && tgid != sp->owner_tgid &&
 	    (res.stop == UWPROF_STOP_NO_MAP || res.stop == UWPROF_STOP_NO_PROCESS))
@@ -481,7 +498,7 @@ static int uwprof_sample_check(const struct uwprof_start *a)
 	const u32 known = UWPROF_START_SYSTEM_WIDE | UWPROF_START_KERNEL_STACK |
 			  UWPROF_START_CPU_CLOCK | UWPROF_START_CYCLES |
 			  UWPROF_START_NO_FP_FALLBACK | UWPROF_START_HOLD_EXEC |
-			  UWPROF_START_SNAPSHOT;
+			  UWPROF_START_SNAPSHOT | UWPROF_START_OFF_CPU;
 
 	if (a->flags & ~known)
 		return -EINVAL;
@@ -498,6 +515,8 @@ static int uwprof_sample_check(const struct uwprof_start *a)
 	if (!(a->flags & UWPROF_START_SNAPSHOT) && a->snapshot_size)
 		return -EINVAL;
 	if (a->snapshot_size % 8)
+		return -EINVAL;
+	if (!(a->flags & UWPROF_START_OFF_CPU) && a->off_cpu_min_ns)
 		return -EINVAL;
 	if (a->snapshot_size > UWPROF_MAX_SNAPSHOT)
 		return -E2BIG;
@@ -577,6 +596,8 @@ struct uwprof_sampler *uwprof_sample_create(struct uwprof_session *s,
 		return ERR_PTR(-EPERM);
 	if ((a.flags & UWPROF_START_CYCLES) && !uwprof_hw_ok)
 		return ERR_PTR(-EOPNOTSUPP);
+	if ((a.flags & UWPROF_START_OFF_CPU) && !uwprof_offcpu_available())
+		return ERR_PTR(-EOPNOTSUPP);
 
 	sp = kzalloc(sizeof(*sp), GFP_KERNEL);
 	if (!sp)
@@ -618,6 +639,11 @@ struct uwprof_sampler *uwprof_sample_create(struct uwprof_session *s,
 		sp->rings = NULL;
 		goto free;
 	}
+	if (a.flags & UWPROF_START_OFF_CPU) {
+		ret = uwprof_offcpu_create(sp, a.off_cpu_min_ns);
+		if (ret)
+			goto free;
+	}
 	return sp;
 
 free:
@@ -640,7 +666,10 @@ int uwprof_sample_run(struct uwprof_sampler *sp)
 		cpuhp_state_remove_instance(uwprof_cpuhp_state, &sp->node);
 		return sp->create_err ? sp->create_err : -ENODEV;
 	}
-	return 0;
+	ret = uwprof_offcpu_start(sp);
+	if (ret)
+		cpuhp_state_remove_instance(uwprof_cpuhp_state, &sp->node);
+	return ret;
 }
 
 /*
@@ -653,6 +682,8 @@ void uwprof_sample_stop(struct uwprof_sampler *sp)
 	u32 i;
 
 	cpuhp_state_remove_instance(uwprof_cpuhp_state, &sp->node);
+	/* Waits for its probe itself. */
+	uwprof_offcpu_stop(sp);
 	/* Handlers in NMI/IRQ and the lifecycle probes are RCU readers. */
 	synchronize_rcu();
 	for (i = 0; i < sp->rings->nr; i++)
@@ -666,6 +697,7 @@ void uwprof_sample_free(struct uwprof_sampler *sp)
 
 	if (!sp)
 		return;
+	uwprof_offcpu_free(sp);
 	uwprof_ring_free(sp->rings);
 	if (sp->scratch)
 		for_each_possible_cpu(cpu)
@@ -705,6 +737,11 @@ void uwprof_sample_stats(struct uwprof_session *s, struct uwprof_stats *st)
 		st->snapshot_bytes += c->snapshot_bytes;
 		st->fork_records += c->fork_records;
 		st->nmi_samples += c->nmi_samples;
+		st->off_cpu_blocks += c->off_cpu_blocks;
+		st->off_cpu_samples += c->off_cpu_samples;
+		st->off_cpu_short += c->off_cpu_short;
+		st->off_cpu_dropped += c->off_cpu_dropped;
+		st->off_cpu_lost += c->off_cpu_lost;
 		for (i = 0; i < UWPROF_STOP__COUNT; i++)
 			st->stop[i] += c->stop[i];
 		for (i = 0; i < UWPROF_HIST_BUCKETS; i++)
@@ -740,6 +777,7 @@ int uwprof_sample_init(void)
 	int ret;
 
 	uwprof_sample_probe_hw();
+	uwprof_offcpu_init();
 	ret = cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN, "uwprof:online",
 				      uwprof_sample_cpu_online,
 				      uwprof_sample_cpu_offline);

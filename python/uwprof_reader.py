@@ -65,16 +65,19 @@ START_CYCLES = 1 << 3
 START_NO_FP_FALLBACK = 1 << 4
 START_HOLD_EXEC = 1 << 5
 START_SNAPSHOT = 1 << 6
+START_OFF_CPU = 1 << 7
 MAP_NO_TABLE = 1 << 0
 CAP_HW_CYCLES = 1 << 0
 CAP_KERNEL_STACK = 1 << 1
 CAP_SNAPSHOT = 1 << 2
+CAP_OFF_CPU = 1 << 3
 
 REC_SAMPLE, REC_LOST, REC_UNKNOWN_MAP, REC_EXIT, REC_FORK = 1, 2, 3, 4, 5
 SAMPLE_STOP_MASK = 0xff
 SAMPLE_FP_USED = 1 << 8
 SAMPLE_IN_KERNEL = 1 << 9
 SAMPLE_SNAPSHOT = 1 << 10
+SAMPLE_OFF_CPU = 1 << 11
 # By enum uwprof_stop value: the names of uwprof(1) STOP REASONS, which
 # the tool prints too.
 STOP_NAMES = ('complete', 'fp-chain-end', 'max-depth', 'no-mapping',
@@ -124,12 +127,17 @@ class _Start(ctypes.Structure):
                 ('freq_hz', ctypes.c_uint32), ('max_depth', ctypes.c_uint32),
                 ('ring_pages', ctypes.c_uint32), ('nr_pids', ctypes.c_uint32),
                 ('pids', ctypes.c_uint64), ('snapshot_size', ctypes.c_uint32),
-                ('reserved', ctypes.c_uint32)]
+                ('reserved', ctypes.c_uint32),
+                ('off_cpu_min_ns', ctypes.c_uint64)]
 
 
 _STATS_FIELDS = ['samples', 'frames', 'lost', 'skipped_kthread',
                  'skipped_compat', 'skipped_filter', 'fp_frames',
                  'unknown_maps']
+
+
+_OFF_CPU_STATS = ['off_cpu_blocks', 'off_cpu_samples', 'off_cpu_short',
+                  'off_cpu_dropped', 'off_cpu_lost']
 
 
 class _Stats(ctypes.Structure):
@@ -147,7 +155,8 @@ class _Stats(ctypes.Structure):
                  ('snapshots', ctypes.c_uint64),
                  ('snapshot_bytes', ctypes.c_uint64),
                  ('fork_records', ctypes.c_uint64),
-                 ('nmi_samples', ctypes.c_uint64)])
+                 ('nmi_samples', ctypes.c_uint64)] +
+                [(f, ctypes.c_uint64) for f in _OFF_CPU_STATS])
 
 
 class _RingInfo(ctypes.Structure):
@@ -158,7 +167,7 @@ class _RingInfo(ctypes.Structure):
 
 # The C compiler's sizes for the uapi structs (static checks, like the C side).
 for _s, _n in ((_Version, 64), (_TableAdd, 32), (_ObjectDel, 16), (_Map, 40),
-               (_MapsSet, 24), (_ProcessDel, 8), (_Start, 40), (_Stats, 384),
+               (_MapsSet, 24), (_ProcessDel, 8), (_Start, 48), (_Stats, 424),
                (_RingInfo, 32)):
     assert ctypes.sizeof(_s) == _n, (_s.__name__, ctypes.sizeof(_s))
 
@@ -345,17 +354,21 @@ class Session:
              ['tables', 'table_bytes', 'processes', 'processes_dropped',
               'events', 'lost_samples', 'exit_records',
               'processes_inherited', 'skipped_throttle', 'snapshots',
-              'snapshot_bytes', 'fork_records', 'nmi_samples']}
+              'snapshot_bytes', 'fork_records', 'nmi_samples'] +
+             _OFF_CPU_STATS}
         d['stop'] = dict(zip(STOP_NAMES, st.stop))
         return d
 
     def start(self, pids=None, freq=999, max_depth=128, kernel=False,
-              cpu_clock=True, fp_fallback=True, ring_pages=0):
+              cpu_clock=True, fp_fallback=True, ring_pages=0,
+              off_cpu_min_ns=None):
         """START: the given tgids, or every process when pids is None; then
-        maps the rings."""
+        maps the rings. off_cpu_min_ns: also off-CPU samples (flag
+        SAMPLE_OFF_CPU, period in ns) of blocks at least that long."""
         flags = (START_CPU_CLOCK if cpu_clock else 0) | \
                 (START_KERNEL_STACK if kernel else 0) | \
-                (0 if fp_fallback else START_NO_FP_FALLBACK)
+                (0 if fp_fallback else START_NO_FP_FALLBACK) | \
+                (START_OFF_CPU if off_cpu_min_ns is not None else 0)
         arr = None
         if pids is None:
             flags |= START_SYSTEM_WIDE
@@ -365,7 +378,7 @@ class Session:
             n, addr = len(pids), ctypes.addressof(arr)
         a = _Start(size=ctypes.sizeof(_Start), flags=flags, freq_hz=freq,
                    max_depth=max_depth, ring_pages=ring_pages, nr_pids=n,
-                   pids=addr)
+                   pids=addr, off_cpu_min_ns=off_cpu_min_ns or 0)
         if self._mm is not None:
             self._views = None
             self._mm.close()

@@ -114,8 +114,8 @@ int uwprof_dev_process_del(struct uwprof_dev *d, uint32_t pid)
 
 int uwprof_dev_start(struct uwprof_dev *d, uint32_t flags, uint32_t freq_hz,
 		     uint32_t max_depth, uint32_t ring_pages,
-		     uint32_t snapshot_size, const uint32_t *pids,
-		     uint32_t nr_pids)
+		     uint32_t snapshot_size, uint64_t off_cpu_min_ns,
+		     const uint32_t *pids, uint32_t nr_pids)
 {
 	struct uwprof_start a = {
 		.size = sizeof(a),
@@ -126,6 +126,7 @@ int uwprof_dev_start(struct uwprof_dev *d, uint32_t flags, uint32_t freq_hz,
 		.nr_pids = nr_pids,
 		.pids = (uintptr_t)pids,
 		.snapshot_size = snapshot_size,
+		.off_cpu_min_ns = off_cpu_min_ns,
 	};
 
 	return dev_ioctl(d, UWPROF_IOC_START, &a);

@@ -41,8 +41,8 @@ int uwprof_dev_maps_set(struct uwprof_dev *d, uint32_t pid,
 int uwprof_dev_process_del(struct uwprof_dev *d, uint32_t pid);
 int uwprof_dev_start(struct uwprof_dev *d, uint32_t flags, uint32_t freq_hz,
 		     uint32_t max_depth, uint32_t ring_pages,
-		     uint32_t snapshot_size, const uint32_t *pids,
-		     uint32_t nr_pids);
+		     uint32_t snapshot_size, uint64_t off_cpu_min_ns,
+		     const uint32_t *pids, uint32_t nr_pids);
 int uwprof_dev_stop(struct uwprof_dev *d);
 int uwprof_dev_stats(struct uwprof_dev *d, struct uwprof_stats *st);
 

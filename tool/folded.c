@@ -29,8 +29,8 @@ static int line_add(char **buf, size_t *len, size_t *cap, const char *name,
 }
 
 /*
- * Root to leaf: comm, the incomplete mark when asked for, user frames
- * outermost first, then kernel ones.
+ * Root to leaf: comm, the off-CPU mark, the incomplete mark when asked
+ * for, user frames outermost first, then kernel ones.
  */
 static char *stack_line(const struct uwprof_rep *r,
 			const struct uwprof_rep_sample *s)
@@ -45,6 +45,8 @@ static char *stack_line(const struct uwprof_rep *r,
 		return NULL;
 	buf[0] = 0;
 	err = line_add(&buf, &len, &cap, s->comm, 1);
+	if (!err && uwprof_rep_off_cpu(s))
+		err = line_add(&buf, &len, &cap, UWPROF_REP_OFF_CPU_MARK, 0);
 	mark = r->mark_incomplete ? uwprof_rep_incomplete_mark(r, s) : NULL;
 	if (!err && mark)
 		err = line_add(&buf, &len, &cap, mark, 0);
@@ -86,6 +88,8 @@ static int sample_cmp(const void *a, const void *b, void *arg)
 
 	if (c)
 		return c;
+	if (uwprof_rep_off_cpu(x) != uwprof_rep_off_cpu(y))
+		return uwprof_rep_off_cpu(x) - uwprof_rep_off_cpu(y);
 	if (r->mark_incomplete &&
 	    (x->flags & UWPROF_SAMPLE_STOP_MASK) != (y->flags & UWPROF_SAMPLE_STOP_MASK))
 		return (x->flags & UWPROF_SAMPLE_STOP_MASK) <
@@ -122,11 +126,11 @@ int uwprof_folded_collect(const struct uwprof_rep *r,
 	/* Distinct frame lists first, then merge equal names. */
 	for (i = 0, j = 0; i < r->nr_samples; i++) {
 		if (i && !sample_cmp(&idx[i - 1], &idx[i], (void *)r)) {
-			v[j - 1].count++;
+			v[j - 1].count += uwprof_rep_weight(r, &r->samples[idx[i]]);
 			continue;
 		}
 		v[j].line = stack_line(r, &r->samples[idx[i]]);
-		v[j].count = 1;
+		v[j].count = uwprof_rep_weight(r, &r->samples[idx[i]]);
 		if (!v[j++].line) {
 			free(idx);
 			uwprof_folded_free(v, j);

@@ -16,7 +16,8 @@ struct uwprof_rep;
 
 struct uwprof_folded_stack {
 	char		*line;		/* frames joined by ';', no count */
-	uint64_t	count;		/* samples */
+	/* samples, or ns for a profile with off-CPU samples (report_model.h) */
+	uint64_t	count;
 };
 
 /* Distinct stacks, sorted by line. Returns 0 or -ENOMEM. */

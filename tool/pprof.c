@@ -266,7 +266,6 @@ static void put_locations(struct pprof_ctx *c)
 
 static void put_samples(struct pprof_ctx *c)
 {
-	const struct uwprof_pf_header *h = &c->r->pf->hdr;
 	const struct uwprof_rep_sample *s;
 	struct pb ids = { 0 };
 	uint64_t ns;
@@ -281,12 +280,16 @@ static void put_samples(struct pprof_ctx *c)
 		if (ids.err)
 			c->err = ids.err;
 		pb_bytes(&c->sub, 1, ids.p ? ids.p : (uint8_t *)"", ids.len);
-		/* cycles are no time: estimate it from the rate */
-		ns = h->event == UWPROF_PF_EV_CYCLES && h->freq_hz ?
-		     1000000000ULL / h->freq_hz : s->period;
+		/* cycles are no time: estimated from the rate (weight_ns) */
+		ns = s->weight_ns;
 		ids.len = 0;
 		pb_varint(&ids, 1);
-		pb_varint(&ids, ns);
+		if (uwprof_rep_by_time(c->r)) {
+			pb_varint(&ids, uwprof_rep_off_cpu(s) ? 0 : ns);
+			pb_varint(&ids, uwprof_rep_off_cpu(s) ? ns : 0);
+		} else {
+			pb_varint(&ids, ns);
+		}
 		pb_bytes(&c->sub, 2, ids.p, ids.len);
 		pb_uint(&c->sub2, 1, str_of(c, "pid"));
 		pb_key(&c->sub2, 3, 0);
@@ -351,6 +354,8 @@ int uwprof_pprof_write(const struct uwprof_rep *r, FILE *f)
 	str_of(&c, "");		/* string_table[0] must be empty */
 	value_type(&c, 1, "samples", "count");
 	value_type(&c, 1, "cpu", "nanoseconds");
+	if (uwprof_rep_by_time(r))
+		value_type(&c, 1, "off_cpu", "nanoseconds");
 	put_samples(&c);
 	put_mappings(&c);
 	put_locations(&c);

@@ -76,6 +76,7 @@ static const char *const pf_type_name[] = {
 	[UWPROF_PF_THREAD] = "thread", [UWPROF_PF_KSYMS] = "ksyms",
 	[UWPROF_PF_JITSYMS] = "jitsyms",
 	[UWPROF_PF_STATS] = "stats", [UWPROF_PF_END] = "end",
+	[UWPROF_PF_OFF_CPU] = "off-cpu",
 };
 
 #define PF_NR_TYPES	(sizeof(pf_type_name) / sizeof(pf_type_name[0]))
@@ -173,7 +174,8 @@ static int pf_maps(struct pf_priv *pp, struct pf_cur *c)
 	return 0;
 }
 
-static int pf_sample(struct pf_priv *pp, struct pf_cur *c)
+/* A SAMPLE or OFF_CPU record: 'off' says which, and the flag must agree. */
+static int pf_sample(struct pf_priv *pp, struct pf_cur *c, int off)
 {
 	struct uwprof_pf_sample_fixed f;
 	struct uwprof_pf_sample *s;
@@ -186,7 +188,7 @@ static int pf_sample(struct pf_priv *pp, struct pf_cur *c)
 	if (c->err)
 		return c->err;
 	n = (size_t)f.nr_kernel + f.nr_user;
-	if (n > c->left / 8)
+	if (n > c->left / 8 || !(f.flags & UWPROF_SAMPLE_OFF_CPU) != !off)
 		return -EINVAL;
 	s->time_ns = f.time_ns;
 	s->pid = f.pid;
@@ -305,7 +307,9 @@ int pf_decode_one(struct pf_priv *pp, uint32_t type, struct pf_cur *c)
 	case UWPROF_PF_MAPS:
 		return pf_maps(pp, c);
 	case UWPROF_PF_SAMPLE:
-		return pf_sample(pp, c);
+		return pf_sample(pp, c, 0);
+	case UWPROF_PF_OFF_CPU:
+		return pf_sample(pp, c, 1);
 	case UWPROF_PF_LOST: {
 		struct uwprof_pf_lost_rec r;
 

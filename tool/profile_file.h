@@ -55,6 +55,11 @@
  *  STATS	struct uwprof_pf_stats: totals at the end of recording.
  *  END		no payload; always the last record, written by the commit,
  *		so a file cut at a record boundary is still seen as truncated.
+ *  OFF_CPU	an off-CPU sample (record --off-cpu): laid out as SAMPLE, with
+ *		UWPROF_SAMPLE_OFF_CPU in its flags and the nanoseconds the
+ *		thread was off CPU as its period. A type of its own, so that
+ *		readers older than it skip these samples instead of counting
+ *		them as CPU time; a SAMPLE record never carries the flag.
  *
  * Times are CLOCK_MONOTONIC nanoseconds (the module's sample clock), except
  * uwprof_pf_hdr_fixed.start_realtime_ns, which lets a report print wall
@@ -105,6 +110,7 @@ enum uwprof_pf_type {
 	UWPROF_PF_STATS		= 9,
 	UWPROF_PF_END		= 10,
 	UWPROF_PF_JITSYMS	= 11,
+	UWPROF_PF_OFF_CPU	= 12,
 };
 
 struct uwprof_pf_rec {
@@ -122,6 +128,7 @@ enum uwprof_pf_event {
 #define UWPROF_PF_F_KERNEL	(1U << 0)	/* kernel frames were asked for */
 #define UWPROF_PF_F_SYSTEM_WIDE	(1U << 1)	/* -a */
 #define UWPROF_PF_F_NO_FP	(1U << 2)	/* no frame-pointer fallback */
+#define UWPROF_PF_F_OFF_CPU	(1U << 3)	/* record --off-cpu */
 
 struct uwprof_pf_hdr_fixed {
 	uint16_t	arch;		/* enum uwprof_arch of the profiled machine */

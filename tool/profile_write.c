@@ -215,7 +215,8 @@ int uwprof_pfw_sample(struct uwprof_pfw *w, const struct uwprof_rec_sample *s)
 	size_t n = (size_t)s->nr_kernel + s->nr_user;
 	long start;
 
-	start = pfw_begin(w, UWPROF_PF_SAMPLE, sizeof(f) + 8 * n);
+	start = pfw_begin(w, s->flags & UWPROF_SAMPLE_OFF_CPU ?
+			  UWPROF_PF_OFF_CPU : UWPROF_PF_SAMPLE, sizeof(f) + 8 * n);
 	if (start < 0)
 		return w->error;
 	pfw_put(w, &f, sizeof(f));

@@ -165,7 +165,8 @@ int rec_output_open(struct recorder *r, uint32_t start_flags)
 	h.fixed.flags = (r->o.kernel ? UWPROF_PF_F_KERNEL : 0) |
 			((start_flags & UWPROF_START_SYSTEM_WIDE) &&
 			 r->o.mode == MODE_ALL ? UWPROF_PF_F_SYSTEM_WIDE : 0) |
-			(r->o.no_fp ? UWPROF_PF_F_NO_FP : 0);
+			(r->o.no_fp ? UWPROF_PF_F_NO_FP : 0) |
+			(r->o.off_cpu ? UWPROF_PF_F_OFF_CPU : 0);
 	h.fixed.max_depth = r->o.depth;
 	h.fixed.page_size = (uint32_t)sysconf(_SC_PAGESIZE);
 	h.fixed.abi_version = r->dev.ver.abi_version;

@@ -24,6 +24,10 @@ void rec_sample_out(struct recorder *r, const struct uwprof_rec_sample *s)
 	if (stop < UWPROF_PF_STOP__COUNT)
 		r->stops[stop]++;
 	r->samples++;
+	if (s->flags & UWPROF_SAMPLE_OFF_CPU) {
+		r->off_cpu_samples++;
+		r->off_cpu_ns += s->period;
+	}
 	rec_out(r, uwprof_pfw_sample(&r->w, s));
 }
 

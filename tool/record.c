@@ -62,6 +62,10 @@ static void rec_usage(FILE *f)
 "  --hold-exec         stop (SIGSTOP) the command's processes at each exec and\n"
 "                      new library until their tables are uploaded; they see\n"
 "                      the stops (a parent waiting with WUNTRACED, a debugger)\n"
+"  --off-cpu           also where threads wait: a sample of each block (sleep,\n"
+"                      lock, I/O) weighed by the time until the thread ran again\n"
+"  --off-cpu-min DUR   blocks shorter than DUR leave no sample (default 1ms;\n"
+"                      DUR: a number with ns, us, ms or s; implies --off-cpu)\n"
 "  -q, --quiet         no progress line, no summary\n"
 "  exit: 0 ok, 1 error, 2 usage, 3 /dev/uwprof missing (module not loaded),\n"
 "        4 permission denied (needs root or CAP_PERFMON), 5 no such process\n"
@@ -112,8 +116,34 @@ static int parse_pids(struct rec_opts *o, const char *arg)
 	return o->nr_pids ? 0 : -1;
 }
 
+/* A duration with its unit ("1ms", "500us", "0"), in ns. */
+static int parse_dur(const char *s, uint64_t *out)
+{
+	static const struct { const char *unit; double ns; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+	};
+	char *end;
+	double v;
+	size_t i;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !(v >= 0))
+		return -1;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit))
+			break;
+	if (i == sizeof(units) / sizeof(units[0]) && !(v == 0 && !*end))
+		return -1;
+	v *= i < sizeof(units) / sizeof(units[0]) ? units[i].ns : 0;
+	if (v > 3600e9)
+		return -1;
+	*out = (uint64_t)v;
+	return 0;
+}
+
 enum { OPT_DEPTH = 256, OPT_NO_FP, OPT_RING_PAGES, OPT_CACHE_DIR,
-       OPT_SNAPSHOT_SIZE, OPT_HOLD_EXEC };
+       OPT_SNAPSHOT_SIZE, OPT_HOLD_EXEC, OPT_OFF_CPU, OPT_OFF_CPU_MIN };
 
 static const struct option rec_longopts[] = {
 	{ "freq", required_argument, NULL, 'F' },
@@ -131,6 +161,8 @@ static const struct option rec_longopts[] = {
 	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
 	{ "snapshot-size", required_argument, NULL, OPT_SNAPSHOT_SIZE },
 	{ "hold-exec", no_argument, NULL, OPT_HOLD_EXEC },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -198,6 +230,12 @@ static int parse_one(struct rec_opts *o, int c, const char *v)
 	case OPT_HOLD_EXEC:
 		o->hold_exec = 1;
 		return 0;
+	case OPT_OFF_CPU:
+		o->off_cpu = 1;
+		return 0;
+	case OPT_OFF_CPU_MIN:
+		o->off_cpu = 1;
+		return parse_dur(v, &o->off_cpu_min_ns);
 	default:
 		return -2;
 	}
@@ -212,6 +250,7 @@ static int parse_opts(struct rec_opts *o, int argc, char **argv)
 	o->freq = REC_DEFAULT_FREQ;
 	o->depth = REC_DEFAULT_DEPTH;
 	o->snapshot_size = UWPROF_SNAPSHOT_DEFAULT;
+	o->off_cpu_min_ns = REC_DEFAULT_OFF_CPU_MIN_NS;
 	o->output = "uwprof.data";
 	optind = 1;
 	opterr = 1;
@@ -316,6 +355,14 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 	if (st->nmi_samples)
 		fprintf(stderr, "uwprof: %llu samples taken in NMI context\n",
 			(unsigned long long)st->nmi_samples);
+	if (r->o.off_cpu)
+		fprintf(stderr,
+			"uwprof: %llu off-CPU samples (%.3f s off CPU) of %llu blocks seen, %llu shorter than the minimum, %llu dropped\n",
+			(unsigned long long)r->off_cpu_samples,
+			(double)r->off_cpu_ns / 1e9,
+			(unsigned long long)st->off_cpu_blocks,
+			(unsigned long long)st->off_cpu_short,
+			(unsigned long long)st->off_cpu_dropped);
 	if (st->skipped_throttle)
 		fprintf(stderr,
 			"uwprof: %llu samples skipped: stack walks used their CPU share (/sys/module/uwprof/parameters/cpu_max_percent); lower -F or raise it\n",
@@ -462,6 +509,13 @@ static int rec_setup(struct recorder *r, uint32_t *flagsp)
 		r->o.snapshot_size = 0;
 	if (r->o.snapshot_size)
 		flags |= UWPROF_START_SNAPSHOT;
+	if (r->o.off_cpu && !(r->dev.ver.caps & UWPROF_CAP_OFF_CPU)) {
+		fprintf(stderr,
+			"uwprof record: --off-cpu: the loaded module does not offer it (an older module, or no sched_switch tracepoint)\n");
+		return UWPROF_EX_ERROR;
+	}
+	if (r->o.off_cpu)
+		flags |= UWPROF_START_OFF_CPU;
 	r->snapq.max_bytes = REC_SNAPQ_MAX;
 	uwprof_tcache_init(&r->cache, r->o.cache_dir);
 	*flagsp = flags;
@@ -475,6 +529,7 @@ static int rec_sampling_start(struct recorder *r, uint32_t flags)
 
 	ret = uwprof_dev_start(&r->dev, flags, r->o.freq, r->o.depth,
 			       r->o.ring_pages, r->o.snapshot_size,
+			       r->o.off_cpu ? r->o.off_cpu_min_ns : 0,
 			       r->o.mode == MODE_PIDS ?
 			       r->o.pids : NULL,
 			       r->o.mode == MODE_PIDS ? r->o.nr_pids : 0);

@@ -36,6 +36,8 @@
 
 #define REC_DEFAULT_FREQ	999
 #define REC_DEFAULT_DEPTH	4096
+/* --off-cpu-min: waits shorter than a scheduler tick are rarely the story */
+#define REC_DEFAULT_OFF_CPU_MIN_NS	1000000ULL
 #define REC_REFRESH_MIN_NS	2000000ULL	/* per process, between re-reads */
 /*
  * How often the mappings of a command's processes are re-read, and their
@@ -68,6 +70,8 @@ struct rec_opts {
 	int		quiet;
 	int		hold_exec;	/* stop the command's processes at exec */
 	uint32_t	snapshot_size;	/* stack bytes per snapshot, 0: none */
+	int		off_cpu;	/* off-CPU samples too */
+	uint64_t	off_cpu_min_ns;	/* shorter blocks leave no sample */
 	const char	*output;
 	const char	*cache_dir;
 	uint32_t	*pids;
@@ -173,6 +177,7 @@ struct recorder {
 	/* Counters for the summary and the STATS record. */
 	uint64_t	samples, lost, filtered, unknown, exits, bad_recs;
 	uint64_t	stops[UWPROF_PF_STOP__COUNT];
+	uint64_t	off_cpu_samples, off_cpu_ns;	/* of them in 'samples' */
 	/* Samples with snapshots: waiting, finished, written as they came. */
 	struct uwprof_snap_queue snapq;
 	uint64_t	snap_finished, snap_unfinished;

@@ -26,7 +26,7 @@ static void report_usage(FILE *f)
 	fprintf(f,
 		"usage: uwprof report [-i FILE] [--sort sym|dso,sym] [--lines]\n"
 		"                     [--folded] [--pprof OUT] [--svg OUT]\n"
-		"                     [--mark-incomplete]\n"
+		"                     [--mark-incomplete] [--on-cpu-only | --off-cpu-only]\n"
 		"  Print the functions sorted by self samples: self and children\n"
 		"  (self plus callees) percentages of the sampled period, and the\n"
 		"  self sample count; --folded prints folded stacks instead.\n"
@@ -43,6 +43,12 @@ static void report_usage(FILE *f)
 		"                    reach its outermost frame under a root-side\n"
 		"                    frame '[incomplete: REASON]'\n"
 		"  -n, --max N       at most N rows in the table (0: all)\n"
+		"  A profile recorded with --off-cpu is weighed by time in every\n"
+		"  output: on-CPU samples by their period, off-CPU ones by the\n"
+		"  time the thread was off CPU, under a root-side frame '[off-cpu]'\n"
+		"  in --folded and --svg (whose counts are then nanoseconds).\n"
+		"  --on-cpu-only     only the on-CPU samples\n"
+		"  --off-cpu-only    only the off-CPU samples\n"
 		"  Output files are written to a temporary name and renamed:\n"
 		"  never half-written.\n"
 		"  exit: 0 ok, 1 unreadable or corrupt input or write error,\n"
@@ -68,6 +74,7 @@ struct report_opts {
 	const char	*svg;
 	long		max_rows;
 	int		mark_incomplete;
+	enum uwprof_rep_show show;
 };
 
 struct sort_ctx {
@@ -114,6 +121,21 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/* On- and off-CPU time of the samples shown; percentages are of both. */
+static void print_split(const struct uwprof_rep *r, FILE *f)
+{
+	uint64_t off = 0;
+	size_t i;
+
+	for (i = 0; i < r->nr_samples; i++)
+		if (uwprof_rep_off_cpu(&r->samples[i]))
+			off += r->samples[i].weight_ns;
+	fprintf(f, "# on-CPU %.3f s (%.1f%%), off-CPU %.3f s (%.1f%%) in %zu off-CPU samples\n",
+		(r->total_weight_ns - off) / 1e9,
+		pct(r->total_weight_ns - off, r->total_weight_ns), off / 1e9,
+		pct(off, r->total_weight_ns), r->nr_off_cpu);
+}
+
 static void print_header(const struct uwprof_rep *r, FILE *f)
 {
 	const struct uwprof_pf_header *h = &r->pf->hdr;
@@ -132,6 +154,8 @@ static void print_header(const struct uwprof_rep *r, FILE *f)
 		fprintf(f, ", %llu skipped over the CPU budget",
 			(unsigned long long)r->pf->stats.skipped_throttle);
 	fputc('\n', f);
+	if (uwprof_rep_by_time(r))
+		print_split(r, f);
 	for (i = 0; i < r->nr_samples; i++) {
 		st = r->samples[i].flags & UWPROF_SAMPLE_STOP_MASK;
 		stops[st < UWPROF_PF_STOP__COUNT ? st : UWPROF_PF_STOP__COUNT]++;
@@ -148,14 +172,46 @@ static void print_header(const struct uwprof_rep *r, FILE *f)
 	fprintf(f, "%s\n#\n", first ? " none" : "");
 }
 
+/*
+ * Self and total weight per row (fid: a frame's row), self samples per
+ * frame. Weighs by period; a file without periods (whole 0) counts
+ * samples; with off-CPU samples, by the time each stands for.
+ */
+static void tally_rows(const struct uwprof_rep *r, struct fn_row *rows,
+		       const uint32_t *fid, uint32_t *fself, uint64_t whole)
+{
+	const struct uwprof_rep_sample *s;
+	uint32_t j, id;
+	uint64_t w;
+	size_t i;
+
+	for (i = 0; i < r->nr_samples; i++) {
+		s = &r->samples[i];
+		w = uwprof_rep_by_time(r) ? s->weight_ns : whole ? s->period : 1;
+		if (s->nr_kernel + s->nr_user) {
+			id = fid[s->frames[0]];
+			rows[id].self += w;
+			rows[id].self_samples++;
+			fself[s->frames[0]]++;
+		}
+		for (j = 0; j < s->nr_kernel + s->nr_user; j++) {
+			id = fid[s->frames[j]];
+			if (rows[id].last == i + 1)
+				continue;	/* recursion: once per sample */
+			rows[id].last = i + 1;
+			rows[id].total += w;
+		}
+	}
+}
+
 static int print_table(const struct uwprof_rep *r, const struct report_opts *o,
 		       FILE *f)
 {
 	uint32_t *order = NULL, *fid = NULL, *fself = NULL, j, id;
 	struct fn_row *rows = NULL;
 	size_t i, nr_rows = 0, shown, dso_w = 13;
-	uint64_t whole = r->total_period, w;
-	const struct uwprof_rep_sample *s;
+	uint64_t whole = uwprof_rep_by_time(r) ? r->total_weight_ns :
+			 r->total_period;
 	const struct uwprof_rep_frame *fr;
 	struct sort_ctx ctx = { r, o->by_dso };
 	int ret = -ENOMEM;
@@ -177,24 +233,7 @@ static int print_table(const struct uwprof_rep *r, const struct report_opts *o,
 		}
 		fid[order[j]] = (uint32_t)(nr_rows - 1);
 	}
-	for (i = 0; i < r->nr_samples; i++) {
-		s = &r->samples[i];
-		/* Weigh by period; a file without periods counts samples. */
-		w = whole ? s->period : 1;
-		if (s->nr_kernel + s->nr_user) {
-			id = fid[s->frames[0]];
-			rows[id].self += w;
-			rows[id].self_samples++;
-			fself[s->frames[0]]++;
-		}
-		for (j = 0; j < s->nr_kernel + s->nr_user; j++) {
-			id = fid[s->frames[j]];
-			if (rows[id].last == i + 1)
-				continue;	/* recursion: once per sample */
-			rows[id].last = i + 1;
-			rows[id].total += w;
-		}
-	}
+	tally_rows(r, rows, fid, fself, whole);
 	if (!whole)
 		whole = r->nr_samples;
 	/* With --lines a row shows the line of its hottest address. */
@@ -208,6 +247,9 @@ static int print_table(const struct uwprof_rep *r, const struct report_opts *o,
 		}
 	}
 	qsort_r(rows, nr_rows, sizeof(*rows), row_cmp, &ctx);
+	/* Functions only on samples --on/--off-cpu-only left out. */
+	while (nr_rows && !rows[nr_rows - 1].total)
+		nr_rows--;
 	for (i = 0; i < nr_rows && o->by_dso; i++) {
 		fr = &r->frames[rows[i].frame];
 		if (fr->dso && strlen(uwprof_rep_basename(fr->dso)) > dso_w)
@@ -287,6 +329,8 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		{ "svg", required_argument, NULL, 'g' },
 		{ "max", required_argument, NULL, 'n' },
 		{ "mark-incomplete", no_argument, NULL, 'm' },
+		{ "on-cpu-only", no_argument, NULL, 'O' },
+		{ "off-cpu-only", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -324,6 +368,14 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			break;
 		case 'm':
 			o->mark_incomplete = 1;
+			break;
+		case 'O':
+		case 'F':
+			if (o->show != UWPROF_REP_ALL) {
+				fprintf(stderr, "uwprof report: --on-cpu-only and --off-cpu-only exclude each other\n");
+				return -EINVAL;
+			}
+			o->show = c == 'O' ? UWPROF_REP_ON_CPU : UWPROF_REP_OFF_CPU;
 			break;
 		case 'n':
 			errno = 0;
@@ -382,6 +434,7 @@ int uwprof_cmd_report(int argc, char **argv)
 	if (ret)
 		return ret;
 	r.mark_incomplete = o.mark_incomplete;
+	uwprof_rep_select(&r, o.show);
 	if (o.pprof && write_named(&r, o.pprof, pprof_fn, NULL, msg,
 				   sizeof(msg))) {
 		fprintf(stderr, "uwprof: %s\n", msg);

@@ -487,6 +487,20 @@ static int sample_time_cmp(const void *a, const void *b)
 	return x->frames < y->frames ? -1 : x->frames > y->frames;
 }
 
+/*
+ * Off-CPU samples weigh the time off CPU the module measured; on-CPU ones
+ * their period, which for cycles is a count: one sampling interval then.
+ */
+static uint64_t sample_weight_ns(const struct uwprof_rep *r,
+				 const struct uwprof_pf_sample *ps)
+{
+	if (ps->flags & UWPROF_SAMPLE_OFF_CPU)
+		return ps->period;
+	if (r->pf->hdr.event != UWPROF_PF_EV_CYCLES)
+		return ps->period;
+	return r->pf->hdr.freq_hz ? 1000000000ULL / r->pf->hdr.freq_hz : 0;
+}
+
 int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines,
 		    char *err, size_t errlen)
 {
@@ -537,6 +551,11 @@ int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines,
 		s = &r->samples[i];
 		s->time_ns = ps->time_ns;
 		s->period = ps->period;
+		s->weight_ns = sample_weight_ns(r, ps);
+		if (ps->flags & UWPROF_SAMPLE_OFF_CPU) {
+			r->file_off_cpu++;
+			r->nr_off_cpu++;
+		}
 		s->pid = ps->pid;
 		s->tid = ps->tid;
 		s->cpu = ps->cpu;
@@ -567,6 +586,7 @@ int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines,
 		}
 		used += n;
 		r->total_period += s->period;
+		r->total_weight_ns += s->weight_ns;
 		r->nr_samples++;
 	}
 	/*
@@ -578,6 +598,28 @@ int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines,
 nomem:
 	snprintf(err, errlen, "%s: out of memory", path);
 	return -ENOMEM;
+}
+
+void uwprof_rep_select(struct uwprof_rep *r, enum uwprof_rep_show show)
+{
+	size_t i, n = 0;
+	int off;
+
+	r->total_period = 0;
+	r->total_weight_ns = 0;
+	r->nr_off_cpu = 0;
+	for (i = 0; i < r->nr_samples; i++) {
+		off = uwprof_rep_off_cpu(&r->samples[i]);
+		if ((show == UWPROF_REP_ON_CPU && off) ||
+		    (show == UWPROF_REP_OFF_CPU && !off))
+			continue;
+		r->samples[n] = r->samples[i];
+		r->total_period += r->samples[n].period;
+		r->total_weight_ns += r->samples[n].weight_ns;
+		r->nr_off_cpu += off;
+		n++;
+	}
+	r->nr_samples = n;
 }
 
 void uwprof_rep_free(struct uwprof_rep *r)

@@ -57,6 +57,11 @@ struct uwprof_rep_frame {
 struct uwprof_rep_sample {
 	uint64_t	time_ns;
 	uint64_t	period;
+	/*
+	 * Nanoseconds it stands for: an off-CPU sample's period, a cpu-clock
+	 * sample's period, 1 s / freq for a cycles sample (an estimate)
+	 */
+	uint64_t	weight_ns;
 	uint32_t	pid;
 	uint32_t	tid;
 	uint32_t	cpu;
@@ -93,6 +98,10 @@ struct uwprof_rep {
 	struct uwprof_rep_hash *frame_hash;
 	struct uwprof_rep_hash *map_hash;
 	uint64_t	total_period;
+	uint64_t	total_weight_ns;
+	/* off-CPU samples in the file, kept or not by uwprof_rep_select() */
+	size_t		file_off_cpu;
+	size_t		nr_off_cpu;	/* of them in samples[] */
 	int		have_ksyms;	/* 1: file's KSYMS, 2: /proc/kallsyms */
 	/* folded and SVG output: a root-side frame naming the stop reason */
 	int		mark_incomplete;
@@ -110,6 +119,41 @@ struct uwprof_rep {
 	struct rep_jit	*jits;
 	size_t		nr_jits;
 };
+
+/* Which samples uwprof_rep_select() keeps. */
+enum uwprof_rep_show {
+	UWPROF_REP_ALL,
+	UWPROF_REP_ON_CPU,
+	UWPROF_REP_OFF_CPU,
+};
+
+/* The root-side frame of every off-CPU sample in folded stacks and SVG. */
+#define UWPROF_REP_OFF_CPU_MARK	"[off-cpu]"
+
+/* Keeps only the samples 'show' asks for, and their totals. */
+void uwprof_rep_select(struct uwprof_rep *r, enum uwprof_rep_show show);
+
+/*
+ * Whether the folded and SVG outputs weigh samples by the nanoseconds
+ * they stand for (a profile with off-CPU samples, where counts of on- and
+ * off-CPU samples say nothing together) rather than count them.
+ */
+static inline int uwprof_rep_by_time(const struct uwprof_rep *r)
+{
+	return r->file_off_cpu > 0;
+}
+
+/* A sample's weight in folded stacks and the SVG (see above). */
+static inline uint64_t uwprof_rep_weight(const struct uwprof_rep *r,
+					 const struct uwprof_rep_sample *s)
+{
+	return uwprof_rep_by_time(r) ? s->weight_ns : 1;
+}
+
+static inline int uwprof_rep_off_cpu(const struct uwprof_rep_sample *s)
+{
+	return !!(s->flags & UWPROF_SAMPLE_OFF_CPU);
+}
 
 /*
  * The root-side frame --mark-incomplete gives a sample whose stack did not

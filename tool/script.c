@@ -39,7 +39,8 @@ static void script_usage(FILE *f)
 		"  frame, leaf first: tab, ip, sym+0xoff, (dso); a blank line\n"
 		"  ends each sample. A sample whose stack ended early or used\n"
 		"  the frame-pointer fallback has a line '# stop: REASON' after\n"
-		"  its header.\n"
+		"  its header. Off-CPU samples (record --off-cpu) name the event\n"
+		"  'offcpu-time', as perf does, their period the ns off CPU.\n"
 		"  -i, --input FILE  the profile (default uwprof.data)\n"
 		"  --lines           add ' file:line' to frames with line info\n"
 		"  exit: 0 ok, 1 unreadable or corrupt input or write error,\n"
@@ -60,7 +61,8 @@ static int script_print(const struct uwprof_rep *r, FILE *f, int lines)
 			s->tid, s->cpu,
 			(unsigned long long)(s->time_ns / 1000000000ULL),
 			(unsigned long long)(s->time_ns % 1000000000ULL / 1000),
-			(unsigned long long)s->period, r->event);
+			(unsigned long long)s->period,
+			uwprof_rep_off_cpu(s) ? "offcpu-time" : r->event);
 		st = s->flags & UWPROF_SAMPLE_STOP_MASK;
 		if (st != UWPROF_STOP_OK || (s->flags & UWPROF_SAMPLE_FP_USED))
 			fprintf(f, "# stop: %s%s\n", uwprof_pf_stop_name(st),

@@ -71,10 +71,11 @@ int uwprof_cmd_status(int argc, char **argv)
 	printf("%-22s %s\n", "arch:",
 	       d.ver.arch == UWPROF_ARCH_X86_64 ? "x86_64" :
 	       d.ver.arch == UWPROF_ARCH_ARM64 ? "arm64" : "unknown");
-	printf("%-22s %s%s\n", "caps:",
+	printf("%-22s %s%s%s\n", "caps:",
 	       d.ver.caps & UWPROF_CAP_HW_CYCLES ? "hw-cycles " : "cpu-clock-only ",
 	       d.ver.caps & UWPROF_CAP_KERNEL_STACK ? "kernel-stacks" :
-						      "no-kernel-stacks");
+						      "no-kernel-stacks",
+	       d.ver.caps & UWPROF_CAP_OFF_CPU ? " off-cpu" : "");
 	printf("%-22s %u\n", "cpus (rings):", d.ver.nr_cpus);
 	printf("%-22s %llu bytes (%.1f MiB)\n", "table memory cap:",
 	       (unsigned long long)d.ver.table_mem_max,
@@ -101,6 +102,12 @@ int uwprof_cmd_status(int argc, char **argv)
 	       (unsigned long long)st.snapshot_bytes);
 	printf("%-22s %llu of the samples\n", "taken in NMI:",
 	       (unsigned long long)st.nmi_samples);
+	printf("%-22s %llu samples of %llu blocks, %llu short, %llu dropped, %llu lost\n",
+	       "off-cpu:", (unsigned long long)st.off_cpu_samples,
+	       (unsigned long long)st.off_cpu_blocks,
+	       (unsigned long long)st.off_cpu_short,
+	       (unsigned long long)st.off_cpu_dropped,
+	       (unsigned long long)st.off_cpu_lost);
 	uwprof_dev_close(&d);
 	return UWPROF_REC_EXIT_OK;
 }

@@ -2,7 +2,8 @@
 /*
  * SVG flamegraph writer (see svg.h): merges the samples into a call tree
  * (root: the command name), lays it out root at the bottom with widths
- * proportional to samples, and writes one <g> per frame carrying its
+ * proportional to samples (to time in a profile with off-CPU samples,
+ * which sit under a '[off-cpu]' frame), and writes one <g> per frame carrying its
  * layout in data attributes, so the inline script can re-lay the tree
  * when a frame is clicked (zoom), highlight a search, and show details on
  * hover. Colours: a hue per object, orange for the kernel, grey for
@@ -83,22 +84,31 @@ static int tree_build(const struct uwprof_rep *r, struct node *root,
 	const char *mark;
 	struct node *n;
 	uint32_t i, nr, k;
+	uint64_t w;
 	size_t si;
+	int d;
 
 	for (si = 0; si < r->nr_samples; si++) {
 		s = &r->samples[si];
 		nr = s->nr_kernel + s->nr_user;
-		root->count++;
+		w = uwprof_rep_weight(r, s);
+		root->count += w;
 		n = node_child(root, s->comm, NULL, 0);
 		if (!n)
 			return -ENOMEM;
-		n->count++;
+		n->count += w;
+		if (uwprof_rep_off_cpu(s)) {
+			n = node_child(n, UWPROF_REP_OFF_CPU_MARK, NULL, 0);
+			if (!n)
+				return -ENOMEM;
+			n->count += w;
+		}
 		mark = r->mark_incomplete ? uwprof_rep_incomplete_mark(r, s) : NULL;
 		if (mark) {
 			n = node_child(n, mark, NULL, 0);
 			if (!n)
 				return -ENOMEM;
-			n->count++;
+			n->count += w;
 		}
 		for (i = 1; i <= nr; i++) {
 			k = i <= s->nr_user ? nr - i :
@@ -107,10 +117,11 @@ static int tree_build(const struct uwprof_rep *r, struct node *root,
 			n = node_child(n, f->folded, f->dso, f->kernel);
 			if (!n)
 				return -ENOMEM;
-			n->count++;
+			n->count += w;
 		}
-		if ((int)nr + 1 + !!mark > *max_depth)
-			*max_depth = (int)nr + 1 + !!mark;
+		d = (int)nr + 1 + !!mark + uwprof_rep_off_cpu(s);
+		if (d > *max_depth)
+			*max_depth = d;
 	}
 	return 0;
 }
@@ -205,12 +216,13 @@ static void node_emit(struct svg_ctx *c, const struct node *n, double x,
 static const char svg_script[] =
 "<script type=\"text/ecmascript\"><![CDATA[\n"
 "'use strict';\n"
-"var W, PAD, FH, TOP, MAXD, TOTAL, frames, det, zoomed = null, term = null;\n"
+"var W, PAD, FH, TOP, MAXD, TOTAL, UNIT, frames, det, zoomed = null, term = null;\n"
 "function init(evt) {\n"
 "  var s = document.documentElement;\n"
 "  W = +s.getAttribute('data-w'); PAD = +s.getAttribute('data-pad');\n"
 "  FH = +s.getAttribute('data-fh'); TOP = +s.getAttribute('data-top');\n"
 "  MAXD = +s.getAttribute('data-maxd'); TOTAL = +s.getAttribute('data-total');\n"
+"  UNIT = s.getAttribute('data-unit');\n"
 "  frames = Array.prototype.slice.call(document.querySelectorAll('g.f'));\n"
 "  det = document.getElementById('details');\n"
 "  frames.forEach(function (g) {\n"
@@ -236,7 +248,7 @@ static const char svg_script[] =
 "function show(g) {\n"
 "  var o = g.getAttribute('data-o'), n = +g.getAttribute('data-n');\n"
 "  det.textContent = nm(g) + (o ? '  (' + o + ')' : '') + '  ' + n +\n"
-"    ' samples, ' + pct(n);\n"
+"    ' ' + UNIT + ', ' + pct(n);\n"
 "}\n"
 "function fit(g, w) {\n"
 "  var t = g.querySelector('text'), s = nm(g), n = Math.floor((w - 6) / 7);\n"
@@ -305,9 +317,10 @@ int uwprof_svg_write(const struct uwprof_rep *r, FILE *f, const char *title)
 	c.total = root->count ? root->count : 1;
 	height = c.top + (c.max_depth + 1) * c.fh + 40;
 	fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
-		   "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" onload=\"init(evt)\" data-w=\"%.2f\" data-pad=\"%.0f\" data-fh=\"%.0f\" data-top=\"%.0f\" data-maxd=\"%d\" data-total=\"%llu\">\n",
+		   "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" onload=\"init(evt)\" data-w=\"%.2f\" data-pad=\"%.0f\" data-fh=\"%.0f\" data-top=\"%.0f\" data-maxd=\"%d\" data-total=\"%llu\" data-unit=\"%s\">\n",
 		SVG_WIDTH, height, SVG_WIDTH, height, c.width, c.xpad, c.fh,
-		c.top, c.max_depth, (unsigned long long)c.total);
+		c.top, c.max_depth, (unsigned long long)c.total,
+		uwprof_rep_by_time(r) ? "ns" : "samples");
 	fputs("<style>\n"
 	      "text { font-family: monospace; font-size: 12px; fill: #000; }\n"
 	      "g.f { cursor: pointer; }\n"
@@ -322,8 +335,12 @@ int uwprof_svg_write(const struct uwprof_rep *r, FILE *f, const char *title)
 	fprintf(f, "<text id=\"title\" x=\"%.0f\" y=\"24\">Flame graph: ",
 		SVG_WIDTH / 2);
 	xml_put(f, title ? title : "", 200);
-	fprintf(f, " (%llu samples of %s)</text>\n",
-		(unsigned long long)root->count, r->event);
+	if (uwprof_rep_by_time(r))
+		fprintf(f, " (%.3f s: %s and off-CPU time)</text>\n",
+			root->count / 1e9, r->event);
+	else
+		fprintf(f, " (%llu samples of %s)</text>\n",
+			(unsigned long long)root->count, r->event);
 	fprintf(f, "<text id=\"reset\" class=\"ui\" x=\"10\" y=\"24\" style=\"display:none\">Reset zoom</text>\n"
 		   "<text id=\"search\" class=\"ui\" x=\"%.0f\" y=\"24\" text-anchor=\"end\">Search</text>\n"
 		   "<text id=\"matched\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\"> </text>\n"

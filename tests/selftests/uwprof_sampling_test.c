@@ -542,6 +542,107 @@ TEST_F(sampling, fork_inherits_mappings)
 	EXPECT_GE(ft.exact * 100, ft.leaf * 99);
 }
 
+/* A process that sleeps 20 ms at a time. */
+static pid_t sleeper(void)
+{
+	pid_t pid = fork();
+
+	if (!pid)
+		for (;;)
+			uwt_sleep_ms(20);
+	return pid;
+}
+
+struct off_tally {
+	uint32_t pid;
+	uint64_t on, off, off_ns, bad, with_kernel, bad_kernel;
+};
+
+static void on_off_sample(const struct uwprof_rec_sample *s, uint32_t ring,
+			  void *priv)
+{
+	struct off_tally *t = priv;
+	uint32_t i;
+
+	/* Every record names the CPU of its ring, where the thread ran again. */
+	if (s->cpu != ring)
+		t->bad++;
+	if (!(s->flags & UWPROF_SAMPLE_OFF_CPU)) {
+		t->on++;
+		return;
+	}
+	t->off++;
+	t->off_ns += s->period;
+	/* Blocks of the sleeper only, at least the minimum, in the kernel. */
+	if (s->pid != t->pid || s->tid != t->pid || s->period < 5000000 ||
+	    s->period > 2000000000ULL || !(s->flags & UWPROF_SAMPLE_IN_KERNEL) ||
+	    !s->nr_user || (s->flags & UWPROF_SAMPLE_SNAPSHOT))
+		t->bad++;
+	if (s->nr_kernel)
+		t->with_kernel++;
+	for (i = 0; i < s->nr_kernel; i++)
+		if (s->ips[i] < KERNEL_HALF)
+			t->bad_kernel++;
+}
+
+/*
+ * Off-CPU samples: one per 20 ms sleep, weighed by its length, with the
+ * kernel frames where it slept; the off-CPU counters add up.
+ */
+TEST_F(sampling, off_cpu)
+{
+	struct uwprof_version v = { .size = sizeof(v) };
+	struct uwprof_start a = { .size = sizeof(a) };
+	struct off_tally ot = {};
+	struct uwprof_stats st;
+	uint64_t ended;
+	uint32_t pid;
+
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_VERSION, &v));
+	if (!(v.caps & UWPROF_CAP_OFF_CPU))
+		SKIP(return, "no sched_switch tracepoint");
+	self->child = sleeper();
+	ASSERT_GT(self->child, 0);
+	pid = ot.pid = self->child;
+	self->rd.on_sample = on_off_sample;
+	self->rd.priv = &ot;
+	/* The minimum needs the flag. */
+	a.flags = UWPROF_START_CPU_CLOCK;
+	a.freq_hz = 100;
+	a.max_depth = 32;
+	a.nr_pids = 1;
+	a.pids = (uintptr_t)&pid;
+	a.off_cpu_min_ns = 5000000;
+	EXPECT_EQ(-EINVAL, uwt_ioctl(self->fd, UWPROF_IOC_START, &a));
+	a.flags |= UWPROF_START_OFF_CPU;
+	if (v.caps & UWPROF_CAP_KERNEL_STACK)
+		a.flags |= UWPROF_START_KERNEL_STACK;
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_START, &a));
+	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 2000));
+	ASSERT_EQ(0, uwt_stats(self->fd, &st));
+	TH_LOG("off-CPU: %llu samples (%llu ms), %llu on-CPU; stats: blocks %llu samples %llu short %llu dropped %llu lost %llu",
+	       (unsigned long long)ot.off,
+	       (unsigned long long)(ot.off_ns / 1000000),
+	       (unsigned long long)ot.on, st.off_cpu_blocks, st.off_cpu_samples,
+	       st.off_cpu_short, st.off_cpu_dropped, st.off_cpu_lost);
+	EXPECT_EQ(0, self->rd.c.bad);
+	EXPECT_EQ(0, ot.bad);
+	EXPECT_GE(ot.off, 20);
+	EXPECT_EQ(st.off_cpu_samples, ot.off);
+	/* Asleep most of the 2 s, and never longer than the run. */
+	EXPECT_GE(ot.off_ns, 1000000000ULL);
+	EXPECT_LE(ot.off_ns, 2500000000ULL);
+	/* Every block ended one way, but the one still asleep at STOP. */
+	ended = st.off_cpu_samples + st.off_cpu_short + st.off_cpu_dropped +
+		st.off_cpu_lost;
+	EXPECT_GE(st.off_cpu_blocks, ended);
+	EXPECT_LE(st.off_cpu_blocks, ended + 1);
+	if (a.flags & UWPROF_START_KERNEL_STACK) {
+		EXPECT_EQ(ot.off, ot.with_kernel);
+		EXPECT_EQ(0, ot.bad_kernel);
+	}
+}
+
 /*
  * A child that execs the chain (running 'seconds') once a byte arrives on
  * *go; -1 if fork or pipe failed.

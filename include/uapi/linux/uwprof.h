@@ -189,6 +189,7 @@ struct uwprof_table_hdr {
 #define UWPROF_CAP_HW_CYCLES	(1U << 0)	/* a hardware cycles event opens */
 #define UWPROF_CAP_KERNEL_STACK	(1U << 1)	/* caller may see kernel addresses */
 #define UWPROF_CAP_SNAPSHOT	(1U << 2)	/* START takes UWPROF_START_SNAPSHOT */
+#define UWPROF_CAP_OFF_CPU	(1U << 3)	/* START takes UWPROF_START_OFF_CPU */
 
 struct uwprof_version {
 	__u32	size;		/* in: sizeof(struct uwprof_version) */
@@ -270,6 +271,18 @@ struct uwprof_process_del {
  * session: the reader does not finish walks of itself.
  */
 #define UWPROF_START_SNAPSHOT		(1U << 6)
+/*
+ * Off-CPU samples besides the on-CPU ones: when a traced thread blocks
+ * (switched out in any state but running: a sleep, a lock, I/O, a stop;
+ * a preempted thread is still runnable and not counted) its user stack is
+ * walked, with kernel frames under UWPROF_START_KERNEL_STACK, and when it
+ * is switched in again a sample flagged UWPROF_SAMPLE_OFF_CPU is written
+ * whose period is the nanoseconds it was off CPU (blocked plus waiting
+ * for a CPU after its wakeup), if at least off_cpu_min_ns. At most
+ * UWPROF_OFF_CPU_SLOTS threads are tracked blocked at once and off-CPU
+ * stacks keep at most UWPROF_OFF_CPU_DEPTH user frames.
+ */
+#define UWPROF_START_OFF_CPU		(1U << 7)
 
 #define UWPROF_MAX_DEPTH	8192
 #define UWPROF_MAX_PIDS		1024
@@ -277,6 +290,8 @@ struct uwprof_process_del {
 #define UWPROF_MAX_RING_PAGES	4096	/* data pages per CPU */
 #define UWPROF_SNAPSHOT_DEFAULT	16384	/* stack bytes per snapshot */
 #define UWPROF_MAX_SNAPSHOT	65536
+#define UWPROF_OFF_CPU_SLOTS	256
+#define UWPROF_OFF_CPU_DEPTH	512
 
 struct uwprof_start {
 	__u32	size;
@@ -298,6 +313,12 @@ struct uwprof_start {
 	 */
 	__u32	snapshot_size;
 	__u32	__reserved;	/* must be zero */
+	/*
+	 * With UWPROF_START_OFF_CPU: blocks shorter than this many ns write
+	 * no record (they cost the walk at switch-out, no ring space). Must
+	 * be 0 without the flag.
+	 */
+	__u64	off_cpu_min_ns;
 };
 
 /* Why a user stack ended; uwprof_sample.flags low byte and stats index. */
@@ -320,6 +341,12 @@ enum uwprof_stop {
 #define UWPROF_SAMPLE_FP_USED		(1U << 8)	/* some frame used fp fallback */
 #define UWPROF_SAMPLE_IN_KERNEL		(1U << 9)	/* the sample hit kernel mode */
 #define UWPROF_SAMPLE_SNAPSHOT		(1U << 10)	/* struct uwprof_snapshot follows */
+/*
+ * An off-CPU sample (UWPROF_START_OFF_CPU): time_ns is when the thread
+ * blocked, period the ns until it ran again, cpu the one it ran again on
+ * (whose ring carries the record); the stack is the one it blocked with.
+ */
+#define UWPROF_SAMPLE_OFF_CPU		(1U << 11)
 
 #define UWPROF_HIST_BUCKETS	16	/* bucket i: [2^i, 2^(i+1)) x 64 ns */
 
@@ -367,6 +394,18 @@ struct uwprof_stats {
 	 * from hard IRQ. nmi_samples <= samples.
 	 */
 	__u64	nmi_samples;
+	/*
+	 * UWPROF_START_OFF_CPU. Once sampling stopped:
+	 *   off_cpu_blocks == off_cpu_samples + off_cpu_short
+	 *                     + off_cpu_dropped + off_cpu_lost
+	 *                     + threads still blocked at STOP
+	 */
+	__u64	off_cpu_blocks;		/* blocks of traced threads seen */
+	__u64	off_cpu_samples;	/* off-CPU sample records written */
+	__u64	off_cpu_short;		/* shorter than off_cpu_min_ns */
+	/* Not recorded: every slot taken, walk budget used, or ring busy. */
+	__u64	off_cpu_dropped;
+	__u64	off_cpu_lost;		/* records in 'lost': ring full */
 };
 
 struct uwprof_ring_info {
