@@ -16,7 +16,7 @@
 #include <poll.h>
 #include <sched.h>
 
-#include "kselftest_harness.h"
+#include "uwprof_harness.h"
 
 #define CHAIN		"./uwprof_chain"
 #define CHAIN_BLOB	"./uwprof_chain.blob"
