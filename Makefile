@@ -17,8 +17,10 @@
 #   make dkms-install     install the module through DKMS
 #   make stress           in-guest stress and fuzz (x86_64 6.1, arm64 6.1
 #                         shortened, the debug kernel)
-#   make kernel-debug     build the x86_64 debug kernel (KASAN, lockdep, ...)
-#   make check-debug      in-guest suite and stress on the debug kernel
+#   make kernel-debug     build the debug kernels (KASAN, lockdep, ...; arm64
+#                         with pseudo-NMI)
+#   make check-debug      in-guest suite, NMI runs and stress on the debug
+#                         kernels (x86_64, then arm64)
 #   make install          install the uwprof command, man page, completion
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
@@ -94,10 +96,12 @@ stress: deps
 	tests/stress/run
 
 kernel-debug: deps
-	tests/debug-kernel/build
+	tests/debug-kernel/build --arch x86_64
+	tests/debug-kernel/build --arch arm64
 
 check-debug: deps
-	tests/debug-kernel/check
+	tests/debug-kernel/check --arch x86_64
+	tests/debug-kernel/check --arch arm64
 
 bench-table:
 	$(MAKE) -C tool bench-table

@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <linux/capability.h>
 
-#include "kselftest_harness.h"
+#include "uwprof_harness.h"
 
 FIXTURE(dev) {
 	int fd;

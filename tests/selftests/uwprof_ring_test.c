@@ -11,7 +11,7 @@
 #include <poll.h>
 #include <sched.h>
 
-#include "kselftest_harness.h"
+#include "uwprof_harness.h"
 
 FIXTURE(ring) {
 	int fd;

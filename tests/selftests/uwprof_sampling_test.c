@@ -16,7 +16,7 @@
 #include <poll.h>
 #include <sched.h>
 
-#include "kselftest_harness.h"
+#include "uwprof_harness.h"
 
 #define CHAIN		"./uwprof_chain"
 #define CHAIN_BLOB	"./uwprof_chain.blob"
@@ -375,9 +375,10 @@ TEST_F(sampling, cpu_budget)
 }
 
 /*
- * The sample path run in NMI context: hardware cycles on x86_64, or the
- * NMIs tests/vm/run --nmi injects (it sets UWPROF_TEST_NMI=1) beside a
- * 10 Hz cpu-clock, so that NMIs take most samples. Injected NMIs reach
+ * The sample path run in NMI context: hardware cycles on x86_64, or on
+ * arm64 with pseudo-NMI (tests/vm/run --nmi sets UWPROF_TEST_NMI=pmu), or
+ * the NMIs tests/vm/run --nmi injects on x86_64 (it sets UWPROF_TEST_NMI=1)
+ * beside a 10 Hz cpu-clock, so that NMIs take most samples. Injected NMIs reach
  * only CPU 0 (the one whose local APIC Linux leaves LINT1 unmasked on),
  * so the chain is pinned there. The counter must see
  * them, the identities documented with struct uwprof_stats must hold
@@ -388,14 +389,19 @@ TEST_F(sampling, cpu_budget)
 TEST_F(sampling, nmi_samples)
 {
 	struct uwprof_version v = { .size = sizeof(v) };
-	bool injected = getenv("UWPROF_TEST_NMI");
+	const char *source = getenv("UWPROF_TEST_NMI");
+	bool pmu_nmi = source && !strcmp(source, "pmu");
+	bool injected = source && !pmu_nmi;
 	uint32_t pid, flags = UWPROF_START_CPU_CLOCK, freq = 10;
 	struct uwprof_stats st;
 
 	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_VERSION, &v));
 	if (!injected) {
-		if (v.arch != UWPROF_ARCH_X86_64)
-			SKIP(return, "no NMI source: arm64 PMU overflows are NMIs only with CONFIG_ARM64_PSEUDO_NMI and irqchip.gicv3_pseudo_nmi=1");
+		if (v.arch != UWPROF_ARCH_X86_64 && !pmu_nmi)
+			SKIP(return, "no NMI source: arm64 PMU overflows are NMIs only with CONFIG_ARM64_PSEUDO_NMI and irqchip.gicv3_pseudo_nmi=1 (tests/vm/run --arch arm64 --kernel debug --nmi)");
+		if (pmu_nmi)
+			ASSERT_TRUE(v.caps & UWPROF_CAP_HW_CYCLES)
+				TH_LOG("pseudo-NMI asked for, but no PMU cycles event");
 		if (!(v.caps & UWPROF_CAP_HW_CYCLES))
 			SKIP(return, "no NMI source: no x86 PMU, and no injected NMIs (tests/vm/run --nmi)");
 		flags = UWPROF_START_CYCLES;

@@ -14,7 +14,7 @@
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 
-#include "kselftest_harness.h"
+#include "uwprof_harness.h"
 
 static int uwt_rmmod(void)
 {

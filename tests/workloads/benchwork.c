@@ -50,23 +50,15 @@ ACC_NOINLINE static void bw_round(uint64_t *v, uint64_t seed)
 	acc_sink += bw_rec(40, v[N / 2]);
 }
 
-static double cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
 	static uint64_t v[N];
 	long rounds = argc > 1 ? atol(argv[1]) : 100;
-	double w0 = acc_now(), c0 = cpu_now();
+	double w0 = acc_now(), c0 = acc_cpu_now();
 
 	for (long r = 0; r < rounds; r++)
 		bw_round(v, (uint64_t)r + 1);
 	printf("benchwork: rounds %ld wall %.6f cpu %.6f\n", rounds,
-	       acc_now() - w0, cpu_now() - c0);
+	       acc_now() - w0, acc_cpu_now() - c0);
 	return 0;
 }

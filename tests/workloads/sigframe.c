@@ -2,7 +2,9 @@
 /*
  * Accuracy workload: a signal handler running on the interrupted stack.
  * sig_spin loops; an interval timer delivers SIGALRM every 4 ms and the
- * handler on_alarm spends about 2 ms of it in sig_work. A sample in
+ * handler on_alarm spends about 2 ms of CPU time in sig_work (CPU, not
+ * wall time: on a loaded host a guest gets a fraction of each wall
+ * millisecond, and the leaf set would shrink with it). A sample in
  * sig_work must unwind through the kernel's signal frame (the sigreturn
  * trampoline: libc's __restore_rt on x86_64, the vDSO's
  * __kernel_rt_sigreturn on arm64) back into sig_spin and main.
@@ -20,14 +22,14 @@ static volatile sig_atomic_t ticks;
 /* Set while sig_spin runs: only signals that interrupt it do the work. */
 static volatile sig_atomic_t spinning;
 
-/* About 2 ms of work per signal, however fast the machine. */
+/* About 2 ms of CPU per signal, however fast or loaded the machine. */
 ACC_NOINLINE static uint64_t sig_work(uint64_t x)
 {
-	double end = acc_now() + 0.002;
+	double end = acc_cpu_now() + 0.002;
 
 	do
 		x = acc_burn(x, 2000);
-	while (acc_now() < end);
+	while (acc_cpu_now() < end);
 	return x;
 }
 
