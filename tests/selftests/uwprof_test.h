@@ -305,7 +305,9 @@ static inline pid_t uwt_spawn2(const char *path, const char *arg,
 	close(fds[1]);
 	p.fd = fds[0];
 	p.events = POLLIN;
-	if (poll(&p, 1, 10000) != 1 || read(fds[0], &c, 1) != 1) {
+	/* Minutes, not seconds: on the KASAN arm64 kernel under TCG a loaded
+	 * host took over 10 s to bring a child to main(). */
+	if (poll(&p, 1, 120000) != 1 || read(fds[0], &c, 1) != 1) {
 		close(fds[0]);
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
