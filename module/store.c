@@ -45,6 +45,7 @@ static_assert(sizeof(struct uwprof_table_hdr) == 56);
 static_assert(sizeof(struct uwprof_rule) == 24);
 static_assert(offsetof(struct uwprof_rule, fp_off) == 8);
 static_assert(offsetof(struct uwprof_rule, cfa_arg) == 16);
+static_assert(offsetof(struct uwprof_rule, saved_off) == 22);
 
 u64 uwprof_store_mem_used(void)
 {

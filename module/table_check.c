@@ -48,12 +48,26 @@ static bool reg_rule_ok(u8 type, s32 off)
 	}
 }
 
+/*
+ * The saved register: none (all zero), or a general register the core can
+ * hold (UWPROF_ARCH_NR_GPR) saved at CFA + saved_off, in a frame marked as
+ * keeping a register elsewhere.
+ */
+static bool saved_ok(const struct uwprof_rule *r)
+{
+	if (r->saved_type == UWPROF_REG_SAME)
+		return !r->saved_reg && !r->saved_off;
+	return r->saved_type == UWPROF_REG_AT_CFA &&
+	       r->saved_reg < UWPROF_ARCH_NR_GPR &&
+	       (r->flags & UWPROF_RULE_REGS);
+}
+
 static bool rule_ok(const struct uwprof_rule *r)
 {
 	u8 known = UWPROF_RULE_SIGNAL | UWPROF_RULE_REGS |
 		   (UWPROF_ARCH_HAS_PAC ? UWPROF_RULE_PAC : 0);
 
-	if (r->__reserved)
+	if (!saved_ok(r))
 		return false;
 	if (r->flags & ~known)
 		return false;
@@ -62,7 +76,8 @@ static bool rule_ok(const struct uwprof_rule *r)
 	case UWPROF_CFA_END:
 		/* One canonical form, so "gap" can never carry stray state. */
 		return !r->fp_type && !r->ra_type && !r->flags && !r->cfa_off &&
-		       !r->fp_off && !r->ra_off && !r->cfa_arg;
+		       !r->fp_off && !r->ra_off && !r->cfa_arg &&
+		       !r->saved_type;
 	case UWPROF_CFA_SP:
 	case UWPROF_CFA_FP:
 		/*

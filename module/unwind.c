@@ -93,7 +93,9 @@ static void rule_kind(struct uwprof_rule_cache_ent *e)
 	e->kind = 0;
 	/*
 	 * PAC only says how ra was signed: it is stripped in any case. REGS
-	 * only matters to a later CFA from another register.
+	 * (and the saved register with it) only matters to a later CFA from
+	 * another register: the loop applies the last such row when it
+	 * leaves.
 	 */
 	if ((r->flags & ~(UWPROF_RULE_PAC | UWPROF_RULE_REGS)) ||
 	    r->ra_type != UWPROF_REG_AT_CFA)
@@ -165,7 +167,18 @@ struct walk {
 	 * elsewhere (UWPROF_RULE_REGS), so a caller's CFA may be based on one.
 	 */
 	bool gpr_ok;
+	/*
+	 * One register recovered from the stack (the saved_reg of the last
+	 * frame stepped through that had UWPROF_RULE_REGS), or WALK_NO_REG.
+	 * Its value in this frame is sav_val if sav_ok, else unknown; the
+	 * interrupted frame's value of it never applies once it is named.
+	 */
+	bool sav_ok;
+	u32 sav_reg;
+	u64 sav_val;
 };
+
+#define WALK_NO_REG	(~0U)
 
 /* Step outcome: 0 = moved to the caller, else UWPROF_STOP_* + 1. */
 #define STEP_STOP(reason)	((reason) + 1)
@@ -200,6 +213,47 @@ uwprof_maps_find(const struct uwprof_unwind_map *maps, u32 nr_maps, u64 pc)
 			return &maps[mid];
 	}
 	return NULL;
+}
+
+/*
+ * A frame the walk followed without its CFI (frame pointers, a signal
+ * frame, an arm64 leaf): what it did with the general registers is not
+ * known.
+ */
+static void regs_lost(struct walk *w)
+{
+	w->gpr_ok = false;
+	w->sav_reg = WALK_NO_REG;
+}
+
+/*
+ * The caller's general registers after a step through row r with CFA cfa.
+ * A frame without UWPROF_RULE_REGS kept them all. Otherwise the
+ * interrupted values no longer apply, and the register the row records
+ * (none: nothing is known) is read from its slot; a failed read leaves it
+ * unknown, which only matters if a later CFA is based on it.
+ */
+static void regs_step(struct walk *w, const struct uwprof_rule *r, u64 cfa)
+{
+	if (!(r->flags & UWPROF_RULE_REGS))
+		return;
+	w->gpr_ok = false;
+	if (r->saved_type != UWPROF_REG_AT_CFA) {
+		w->sav_reg = WALK_NO_REG;
+		return;
+	}
+	w->sav_reg = r->saved_reg;
+	w->sav_ok = !read_words(w, cfa + (s64)r->saved_off, &w->sav_val, 1);
+}
+
+/* This frame's value of general register regno, if it is known. */
+static bool gpr_value(struct walk *w, u32 regno, u64 *val)
+{
+	if (regno == w->sav_reg) {
+		*val = w->sav_val;
+		return w->sav_ok;
+	}
+	return w->gpr_ok && UWPROF_ENV_GPR(w->env, regno, val);
 }
 
 static u64 strip_ra(struct walk *w, u64 ra)
@@ -250,7 +304,7 @@ static u32 step_fp(struct walk *w)
 		return STEP_STOP(UWPROF_STOP_READ);
 	w->fp = rec[0];
 	w->fp_ok = true;
-	w->gpr_ok = false;
+	regs_lost(w);
 	return step_to(w, strip_ra(w, rec[1]), fp + 16, true, false);
 }
 
@@ -276,7 +330,7 @@ static u32 step_signal(struct walk *w)
 	w->sp = sp;
 	w->fp = r[UWPROF_SIG_FP_WORD];
 	w->fp_ok = true;
-	w->gpr_ok = false;
+	regs_lost(w);
 	if (UWPROF_SIG_LR_WORD >= 0) {
 		w->lr = r[UWPROF_SIG_LR_WORD < 0 ? 0 : UWPROF_SIG_LR_WORD];
 		w->lr_ok = true;
@@ -349,7 +403,7 @@ static u32 step_no_row(struct walk *w, u32 flags, u32 reason, u32 *fp_used)
 		return STEP_STOP(reason);
 	*fp_used = 1;
 	if (leaf_in_lr(w)) {
-		w->gpr_ok = false;
+		regs_lost(w);
 		return step_to(w, strip_ra(w, w->lr), w->sp, false, true);
 	}
 	return step_fp(w);
@@ -369,7 +423,7 @@ static bool reg_value(struct walk *w, u8 type, s32 off, u64 cfa, u64 self,
 		*val = cfa + (s64)off;
 		return true;
 	case UWPROF_REG_IN_REG:
-		return w->gpr_ok && UWPROF_ENV_GPR(w->env, off, val);
+		return gpr_value(w, (u32)off, val);
 	default:
 		return false;
 	}
@@ -418,7 +472,7 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 			return ret;
 		break;
 	case UWPROF_CFA_REG:
-		if (!w->gpr_ok || !UWPROF_ENV_GPR(w->env, r->cfa_arg, &cfa))
+		if (!gpr_value(w, r->cfa_arg, &cfa))
 			return STEP_STOP(UWPROF_STOP_UNSUPPORTED);
 		cfa += (u64)r->cfa_off;
 		break;
@@ -432,8 +486,6 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 	}
 	if (unlikely(cfa < w->sp || cfa >= w->limit))
 		return STEP_STOP(UWPROF_STOP_BAD_SP);
-	if (r->flags & UWPROF_RULE_REGS)
-		w->gpr_ok = false;
 
 	switch (r->ra_type) {
 	case UWPROF_REG_UNDEF:
@@ -442,10 +494,11 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 		/*
 		 * Another general register holds it (x86_64 __vfork pops it
 		 * into rdi across the system call): its value is known while
-		 * the interrupted frame's registers still apply.
+		 * the interrupted frame's registers still apply, or if it is
+		 * the register recovered from the stack.
 		 */
 		if (r->ra_off != UWPROF_ARCH_LR_REGNO) {
-			if (!w->gpr_ok || !UWPROF_ENV_GPR(w->env, r->ra_off, &ra))
+			if (!gpr_value(w, (u32)r->ra_off, &ra))
 				return STEP_STOP(UWPROF_STOP_UNSUPPORTED);
 			from_lr = true;
 			break;
@@ -471,6 +524,7 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 				return STEP_STOP(UWPROF_STOP_READ);
 			w->fp = pair[0];
 			w->fp_ok = true;
+			regs_step(w, r, cfa);
 			return step_to(w, strip_ra(w, pair[1]), cfa, false, false);
 		}
 		if (read_words(w, cfa + (s64)r->ra_off, &ra, 1))
@@ -488,10 +542,16 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 		return STEP_STOP(UWPROF_STOP_READ);
 	w->fp = ok ? fp : 0;
 	w->fp_ok = ok;
+	regs_step(w, r, cfa);
 	return step_to(w, strip_ra(w, ra), cfa, false, from_lr);
 }
 
-/* The frame a walk stopped at for want of a mapping, to resume it later. */
+/*
+ * The frame a walk stopped at for want of a mapping, to resume it later.
+ * A recovered register cannot be handed on (the snapshot's gpr[] are the
+ * interrupted ones), so a walk that holds one reports the general
+ * registers unknown.
+ */
 static void stopped_at(const struct walk *w, struct uwprof_unwind_res *res)
 {
 	res->unknown_pc = w->pc;
@@ -502,7 +562,8 @@ static void stopped_at(const struct walk *w, struct uwprof_unwind_res *res)
 	res->at_flags = (w->exact ? 0 : UWPROF_SNAP_CALLER) |
 			(w->fp_ok ? 0 : UWPROF_SNAP_NO_FP) |
 			(w->lr_ok ? 0 : UWPROF_SNAP_NO_LR) |
-			(w->gpr_ok ? 0 : UWPROF_SNAP_NO_GPR);
+			(w->gpr_ok && w->sav_reg == WALK_NO_REG ?
+			 0 : UWPROF_SNAP_NO_GPR);
 }
 
 static u32 step(struct walk *w, const struct uwprof_unwind_req *req,
@@ -622,9 +683,10 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 	u64 *ips = req->ips + nr, *end = req->ips + req->max_depth;
 	void *env = w->env;
 	struct fast_map f0, f1;
+	const struct uwprof_rule *regs = NULL;
+	u64 regs_cfa = 0;
 	bool fp_ok = w->fp_ok;
 	u32 g = 0, o2 = 0;
-	u8 kinds = 0;
 
 	/* SP rows keep an aligned sp aligned (rule_kind()). */
 	if (sp & (UWPROF_ARCH_SP_ALIGN - 1))
@@ -713,8 +775,12 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 			fp_ok = true;
 		}
 		at = ra - 1;
+		/* Only the last frame that kept registers decides them. */
+		if (kind & KIND_REGS) {
+			regs = r;
+			regs_cfa = cfa;
+		}
 		sp = cfa;
-		kinds |= kind;
 		*ips++ = ra;
 		g = next_mix(o2);
 		o2 = off;
@@ -734,8 +800,8 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 		w->fp_ok = fp_ok;
 		w->lr_ok = false;
 		w->exact = false;
-		if (kinds & KIND_REGS)
-			w->gpr_ok = false;
+		if (regs)
+			regs_step(w, regs, regs_cfa);
 	}
 	return ips - req->ips;
 }
@@ -757,6 +823,7 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 			 !(req->at_flags & UWPROF_SNAP_NO_LR),
 		.exact = !(req->at_flags & UWPROF_SNAP_CALLER),
 		.gpr_ok = !(req->at_flags & UWPROF_SNAP_NO_GPR),
+		.sav_reg = WALK_NO_REG,
 	};
 	u32 nr = 0, ret;
 

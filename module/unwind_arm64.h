@@ -16,6 +16,12 @@
 #define UWPROF_ARCH_HAS_PAC		1
 
 /*
+ * General registers a saved-register rule may name, by DWARF number:
+ * x0 .. x29 (x30 is the return address, 31 is sp).
+ */
+#define UWPROF_ARCH_NR_GPR		30
+
+/*
  * sp is 16-byte aligned whenever it is used to access memory (the AAPCS64
  * requires it and the hardware checks it); frame records {x29, x30} are
  * stored at x29 with 8-byte alignment at least.

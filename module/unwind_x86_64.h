@@ -16,6 +16,12 @@
 #define UWPROF_ARCH_HAS_PAC		0
 
 /*
+ * General registers a rule may name (CFA base, saved register), by DWARF
+ * number: rax .. r15.
+ */
+#define UWPROF_ARCH_NR_GPR		16
+
+/*
  * rsp is 8-byte aligned in any code the compilers emit (pushes and calls
  * move it by 8); the frame-pointer record {saved rbp, return address} sits
  * at rbp.

@@ -104,6 +104,27 @@ static void cfi_reg_rule(const struct cfi_reg *r, uint8_t *type, int32_t *off,
 	}
 }
 
+/*
+ * The rule's saved register: the lowest-numbered callee-saved register
+ * saved at a CFA offset that fits the field (see struct uwprof_rule).
+ * Those are the registers code bases a CFA on (ld.so's resolver: rbx).
+ */
+static void cfi_saved_rule(const struct uwprof_cfi *c,
+			   const struct cfi_state *s, struct uwprof_rule *r)
+{
+	int i;
+
+	for (i = 0; i < CS_MAX; i++) {
+		if (!(s->cs_at_cfa & (1U << i)) || s->cs_off[i] < INT16_MIN ||
+		    s->cs_off[i] > INT16_MAX)
+			continue;
+		r->saved_type = UWPROF_REG_AT_CFA;
+		r->saved_reg = cs_reg(c, i);
+		r->saved_off = (int16_t)s->cs_off[i];
+		return;
+	}
+}
+
 static void cfi_to_rule(const struct uwprof_cfi *c, const struct cfi_state *s,
 			int signal, struct uwprof_rule *r, uint8_t *reason)
 {
@@ -169,6 +190,7 @@ static void cfi_to_rule(const struct uwprof_cfi *c, const struct cfi_state *s,
 		r->flags |= UWPROF_RULE_PAC;
 	if (s->others & ((1ULL << gpr_count(c)) - 1))
 		r->flags |= UWPROF_RULE_REGS;
+	cfi_saved_rule(c, s, r);
 }
 
 static int cfi_emit(struct uwprof_cfi *c, const struct cfi_state *s,
@@ -185,19 +207,49 @@ static int cfi_emit(struct uwprof_cfi *c, const struct cfi_state *s,
 /*
  * Which tracked column a DWARF register is: fp, ra, or NULL. Any other
  * register but sp is marked in s->others as having a rule, which the
- * caller clears again for DW_CFA_same_value and restores.
+ * caller clears again for DW_CFA_same_value and restores; a callee-saved
+ * one loses its "saved at CFA" rule, which the caller sets again for
+ * DW_CFA_offset and its kin (cfi_cs_save()).
  */
 static inline struct cfi_reg *cfi_col(const struct uwprof_cfi *c,
 				      const struct uwprof_cfi_cie *cie,
 				      struct cfi_state *s, uint64_t reg)
 {
+	int i = cs_index(c, reg);
+
 	if (reg == cie->ra_reg)
 		return &s->ra;
 	if (reg == (uint64_t)fp_reg(c))
 		return &s->fp;
 	if (reg < 64 && reg != (uint64_t)sp_reg(c))
 		s->others |= 1ULL << reg;
+	if (i >= 0)
+		s->cs_at_cfa &= (uint16_t)~(1U << i);
 	return NULL;
+}
+
+/* A register other than fp and ra is saved at CFA + off. */
+static void cfi_cs_save(const struct uwprof_cfi *c, struct cfi_state *s,
+			uint64_t reg, int64_t off)
+{
+	int i = cs_index(c, reg);
+
+	if (i < 0)
+		return;
+	s->cs_at_cfa |= (uint16_t)(1U << i);
+	s->cs_off[i] = off;
+}
+
+/* DW_CFA_restore of a register other than fp and ra, in an FDE. */
+static void cfi_cs_restore(const struct uwprof_cfi *c, struct cfi_state *s,
+			   const struct cfi_state *init, uint64_t reg)
+{
+	int i = cs_index(c, reg);
+
+	if (i < 0 || !(init->cs_at_cfa & (1U << i)))
+		return;
+	s->cs_at_cfa |= (uint16_t)(1U << i);
+	s->cs_off[i] = init->cs_off[i];
 }
 
 /*
@@ -232,9 +284,12 @@ int cfi_exec(struct uwprof_cfi *c, const struct uwprof_cfi_cie *cie,
 			if (rd_uleb(&k, &u))
 				goto truncated;
 			col = cfi_col(c, cie, s, op & 0x3f);
+			sv = (int64_t)(u * (uint64_t)cie->data_align);
 			if (col) {
 				col->type = UWPROF_REG_AT_CFA;
-				col->off = (int64_t)(u * (uint64_t)cie->data_align);
+				col->off = sv;
+			} else {
+				cfi_cs_save(c, s, op & 0x3f, sv);
 			}
 			continue;
 		case CFA_restore:
@@ -284,10 +339,13 @@ int cfi_exec(struct uwprof_cfi *c, const struct uwprof_cfi_cie *cie,
 			if (rd_uleb(&k, &reg) || rd_uleb(&k, &u))
 				goto truncated;
 			col = cfi_col(c, cie, s, reg);
+			sv = (int64_t)(u * (uint64_t)cie->data_align);
 			if (col) {
 				col->type = op == CFA_val_offset ?
 					    UWPROF_REG_VAL_CFA : UWPROF_REG_AT_CFA;
-				col->off = (int64_t)(u * (uint64_t)cie->data_align);
+				col->off = sv;
+			} else if (op == CFA_offset_extended) {
+				cfi_cs_save(c, s, reg, sv);
 			}
 			continue;
 		case CFA_offset_extended_sf:
@@ -295,21 +353,25 @@ int cfi_exec(struct uwprof_cfi *c, const struct uwprof_cfi_cie *cie,
 			if (rd_uleb(&k, &reg) || rd_sleb(&k, &sv))
 				goto truncated;
 			col = cfi_col(c, cie, s, reg);
+			sv = (int64_t)((uint64_t)sv * (uint64_t)cie->data_align);
 			if (col) {
 				col->type = op == CFA_val_offset_sf ?
 					    UWPROF_REG_VAL_CFA : UWPROF_REG_AT_CFA;
-				col->off = (int64_t)((uint64_t)sv *
-						     (uint64_t)cie->data_align);
+				col->off = sv;
+			} else if (op == CFA_offset_extended_sf) {
+				cfi_cs_save(c, s, reg, sv);
 			}
 			continue;
 		case CFA_GNU_negative_offset_extended:
 			if (rd_uleb(&k, &reg) || rd_uleb(&k, &u))
 				goto truncated;
 			col = cfi_col(c, cie, s, reg);
+			sv = (int64_t)(0 - u * (uint64_t)cie->data_align);
 			if (col) {
 				col->type = UWPROF_REG_AT_CFA;
-				col->off = (int64_t)(0 - u *
-						     (uint64_t)cie->data_align);
+				col->off = sv;
+			} else {
+				cfi_cs_save(c, s, reg, sv);
 			}
 			continue;
 		case CFA_restore_extended:
@@ -428,8 +490,10 @@ restore:
 			*col = col == &s->fp ? cie->init.fp : cie->init.ra;
 		} else if (reg < 64) {
 			s->others &= ~(1ULL << reg);
-			if (f)
+			if (f) {
 				s->others |= cie->init.others & (1ULL << reg);
+				cfi_cs_restore(c, s, &cie->init, reg);
+			}
 		}
 		continue;
 advance:

@@ -40,6 +40,9 @@ enum {
 
 #define REMEMBER_DEPTH	64
 
+/* Callee-saved general registers other than fp: x86_64 5, arm64 10. */
+#define CS_MAX		10
+
 struct cfi_reg {
 	uint8_t		type;		/* enum uwprof_reg_rule */
 	int64_t		off;
@@ -55,6 +58,12 @@ struct cfi_state {
 	struct cfi_reg	fp;
 	struct cfi_reg	ra;
 	uint64_t	others;		/* registers 0-63 but sp, fp, ra with a rule */
+	/*
+	 * Callee-saved registers (cs_index()) whose rule is "saved at CFA +
+	 * cs_off[i]", one bit each: the candidates for the rule's saved_reg.
+	 */
+	uint16_t	cs_at_cfa;
+	int64_t		cs_off[CS_MAX];
 };
 
 struct uwprof_cfi_cie {
@@ -164,6 +173,27 @@ static inline uint32_t gpr_count(const struct uwprof_cfi *c)
 static inline int sp_reg(const struct uwprof_cfi *c)
 {
 	return c->arch == UWPROF_ARCH_X86_64 ? 7 : 31;
+}
+
+/*
+ * The callee-saved general register's index, lowest DWARF number first
+ * (x86_64 rbx, r12 .. r15; arm64 x19 .. x28), or -1 for any other.
+ */
+static inline int cs_index(const struct uwprof_cfi *c, uint64_t reg)
+{
+	if (c->arch == UWPROF_ARCH_ARM64)
+		return reg >= 19 && reg <= 28 ? (int)reg - 19 : -1;
+	if (reg == 3)
+		return 0;
+	return reg >= 12 && reg <= 15 ? (int)reg - 11 : -1;
+}
+
+/* The DWARF number of callee-saved index i (the inverse of cs_index()). */
+static inline uint8_t cs_reg(const struct uwprof_cfi *c, int i)
+{
+	if (c->arch == UWPROF_ARCH_ARM64)
+		return (uint8_t)(19 + i);
+	return (uint8_t)(i ? 11 + i : 3);
 }
 
 int cfi_fail(struct uwprof_cfi *c, const uint8_t *at, const char *fmt, ...)

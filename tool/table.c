@@ -23,18 +23,23 @@
 #include "table.h"
 
 /*
- * A rule as a 24-byte key. While building, the reserved field carries why
- * the rule is unsupported (UWPROF_UNSUP_*, or UWPROF_CFI_NO_REASON), so
- * rules that differ only in that reason stay apart for the counts; the
- * blob writer zeroes it.
+ * A rule as a key: the 24-byte rule, every field of it (saved register
+ * included), and why the rule is unsupported (UWPROF_UNSUP_*, or
+ * UWPROF_CFI_NO_REASON), so rules that differ only in that reason stay
+ * apart for the counts. The blob gets the rule alone.
  */
 union tb_rule {
-	struct uwprof_rule r;
-	uint64_t	k[3];
+	struct {
+		struct uwprof_rule r;
+		uint64_t	reason;
+	};
+	uint64_t	k[4];
 };
 
-_Static_assert(sizeof(union tb_rule) == sizeof(struct uwprof_rule),
-	       "the key is exactly the rule");
+_Static_assert(sizeof(struct uwprof_rule) == 3 * sizeof(uint64_t),
+	       "the rule is three words of the key");
+_Static_assert(sizeof(union tb_rule) == 4 * sizeof(uint64_t),
+	       "the key has no padding");
 
 /* Rows under construction: pc ascending (relative to base), rule indexes. */
 struct tb {
@@ -71,14 +76,16 @@ static int tb_fail(char *err, const char *fmt, ...)
 static inline uint64_t tb_rule_hash(const union tb_rule *t)
 {
 	uint64_t a = (t->k[0] ^ (t->k[1] * 0x9e3779b97f4a7c15ULL) ^
-		      (t->k[2] * 0xc2b2ae3d27d4eb4fULL)) * 0xff51afd7ed558ccdULL;
+		      (t->k[2] * 0xc2b2ae3d27d4eb4fULL) ^
+		      (t->k[3] << 56)) * 0xff51afd7ed558ccdULL;
 
 	return a ^ (a >> 32);
 }
 
 static inline int tb_rule_eq(const union tb_rule *x, const union tb_rule *y)
 {
-	return x->k[0] == y->k[0] && x->k[1] == y->k[1] && x->k[2] == y->k[2];
+	return x->k[0] == y->k[0] && x->k[1] == y->k[1] &&
+	       x->k[2] == y->k[2] && x->k[3] == y->k[3];
 }
 
 static int tb_grow_hash(struct tb *b)
@@ -169,7 +176,7 @@ static int tb_row(void *ctx, uint64_t addr, const struct uwprof_rule *r,
 	int ret;
 
 	t.r = *r;
-	t.r.__reserved = reason;
+	t.reason = reason;
 	ret = tb_intern(b, &t);
 	if (ret < 0)
 		return ret;
@@ -289,10 +296,8 @@ static int table_write_blob(struct tb *b, const struct uwprof_elf *e,
 	memcpy(blob + UWPROF_TABLE_ROWS_OFF(&h), b->pc, b->n * sizeof(*b->pc));
 	memcpy(blob + UWPROF_TABLE_IDX_OFF(&h), b->idx, b->n * sizeof(*b->idx));
 	rules = (struct uwprof_rule *)(blob + UWPROF_TABLE_RULES_OFF(&h));
-	for (i = 0; i < b->nr_rules; i++) {
+	for (i = 0; i < b->nr_rules; i++)
 		rules[i] = b->rules[i].r;
-		rules[i].__reserved = 0;
-	}
 	out->data = blob;
 	out->size = size;
 	return 0;
@@ -309,7 +314,7 @@ static int table_count(const struct tb *b, struct uwprof_table_stats *st)
 		per_rule[b->idx[i]]++;
 	for (i = 0; i < b->nr_rules; i++) {
 		const struct uwprof_rule *r = &b->rules[i].r;
-		uint32_t reason = r->__reserved;
+		uint64_t reason = b->rules[i].reason;
 
 		if (r->cfa_type == UWPROF_CFA_END)
 			st->end_rows += per_rule[i];

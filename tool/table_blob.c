@@ -20,6 +20,20 @@ _Static_assert(sizeof(struct uwprof_table_hdr) == 56, "table header");
 _Static_assert(sizeof(struct uwprof_rule) == 24, "rule");
 _Static_assert(offsetof(struct uwprof_rule, fp_off) == 8, "rule offsets");
 _Static_assert(offsetof(struct uwprof_rule, cfa_arg) == 16, "rule argument");
+_Static_assert(offsetof(struct uwprof_rule, saved_off) == 22, "saved register");
+
+/*
+ * The saved register as module/table_check.c has it: none, or a general
+ * register below the arch's count, in a row marked as keeping registers.
+ */
+static int blob_saved_ok(const struct uwprof_rule *r, int arm64)
+{
+	if (r->saved_type == UWPROF_REG_SAME)
+		return !r->saved_reg && !r->saved_off;
+	return r->saved_type == UWPROF_REG_AT_CFA &&
+	       r->saved_reg < (arm64 ? 30 : 16) &&
+	       (r->flags & UWPROF_RULE_REGS);
+}
 
 static int blob_fail(char *err, size_t errlen, const char *msg, uint64_t off)
 {
@@ -81,9 +95,10 @@ int uwprof_blob_check(const void *data, size_t size, char *err, size_t errlen)
 		    r->fp_type > UWPROF_REG_UNSUPPORTED ||
 		    r->ra_type > UWPROF_REG_UNSUPPORTED ||
 		    (r->flags & ~(UWPROF_RULE_SIGNAL | UWPROF_RULE_PAC |
-				  UWPROF_RULE_REGS)) ||
-		    r->__reserved)
+				  UWPROF_RULE_REGS)))
 			return blob_fail(err, errlen, "bad rule", off);
+		if (!blob_saved_ok(r, h->arch == UWPROF_ARCH_ARM64))
+			return blob_fail(err, errlen, "bad saved register", off);
 		if (r->cfa_type == UWPROF_CFA_PLT && r->cfa_arg > 15)
 			return blob_fail(err, errlen, "PLT threshold above 15", off);
 		if (r->cfa_type == UWPROF_CFA_REG && r->cfa_arg > 31)
@@ -144,7 +159,7 @@ int uwprof_blob_print(FILE *f, const void *data, size_t size)
 	const uint16_t *ri;
 	int arm64 = h->arch == UWPROF_ARCH_ARM64;
 	const char *sp = arm64 ? "sp" : "rsp", *fp = arm64 ? "x29" : "rbp";
-	char fb[16], rb[16], cb[32], rn[8];
+	char fb[16], rb[16], cb[32], rn[8], sb[32];
 	int n;
 	uint32_t i;
 
@@ -192,9 +207,14 @@ int uwprof_blob_print(FILE *f, const void *data, size_t size)
 			snprintf(cb, sizeof(cb), "exp");
 			break;
 		}
-		fprintf(f, "0x%llx %scfa=%s fp=%s ra=%s%s\n", a,
+		sb[0] = 0;
+		if (r->saved_type == UWPROF_REG_AT_CFA)
+			snprintf(sb, sizeof(sb), " saved=%s:c%+d",
+				 blob_reg_name(rn, sizeof(rn), r->saved_reg, arm64),
+				 r->saved_off);
+		fprintf(f, "0x%llx %scfa=%s fp=%s ra=%s%s%s\n", a,
 			(r->flags & UWPROF_RULE_SIGNAL) ? "sig " : "", cb, fs,
-			rs, (r->flags & UWPROF_RULE_PAC) ? " pac" : "");
+			rs, (r->flags & UWPROF_RULE_PAC) ? " pac" : "", sb);
 	}
 	return ferror(f) ? -EIO : 0;
 }

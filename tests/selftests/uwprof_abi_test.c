@@ -169,7 +169,11 @@ TEST_F(dev, table_rows)
 	BAD(-EINVAL, uwt_rules(b)[1].ra_type = 77);
 	BAD(-EINVAL, uwt_rules(b)[1].fp_type = 77);
 	BAD(-EINVAL, uwt_rules(b)[1].flags = 0x80);
-	BAD(-EINVAL, uwt_rules(b)[1].__reserved = 1U << 31);
+	BAD(-EINVAL, uwt_rules(b)[1].saved_off = 8);
+	BAD(-EINVAL, uwt_rules(b)[1].saved_type = UWPROF_REG_AT_CFA);
+	BAD(-EINVAL, uwt_rules(b)[1].saved_type = UWPROF_REG_AT_CFA;
+	    uwt_rules(b)[1].flags = UWPROF_RULE_REGS;
+	    uwt_rules(b)[1].saved_reg = 31);
 	BAD(-EINVAL, uwt_rules(b)[1].cfa_type = UWPROF_CFA_REG;
 	    uwt_rules(b)[1].cfa_arg = 1U << 8);
 	BAD(-EINVAL, b->size -= 8);

@@ -259,9 +259,9 @@ static void fuzz_table(int fd, uint64_t *st, uint8_t *garbage, size_t gsize,
 	case 6:	/* END row in the middle, or no END at the end */
 		uwt_ridx(&b)[rnd_below(st, rows)] = rnd_below(st, 2);
 		break;
-	case 7:	/* reserved bytes of a rule */
-		uwt_rules(&b)[1].__reserved = (uint32_t)(1 + rnd_below(st, 255)) <<
-					      (8 * rnd_below(st, 4));
+	case 7:	/* saved-register bytes of a rule without RULE_REGS */
+		(&uwt_rules(&b)[1].saved_type)[rnd_below(st, 4)] =
+			(uint8_t)(1 + rnd_below(st, 255));
 		break;
 	default:	/* random bytes under a valid-looking header */
 		n = b.size > sizeof(*h) ? b.size - sizeof(*h) : 0;

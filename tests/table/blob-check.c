@@ -74,7 +74,7 @@ static size_t damage(void *d, size_t size, enum damage which)
 	case D_PC_ORDER: v.pc[1] = v.pc[0] - 1; break;
 	case D_PC_EQUAL: v.pc[2] = v.pc[1]; break;
 	case D_RULE_INDEX: v.idx[1] = (uint16_t)v.h->nr_rules; break;
-	case D_RESERVED: v.rules[0].__reserved = 1U << 31; break;
+	case D_RESERVED: v.rules[0].saved_off = -16; break;
 	case D_CFA_TYPE: v.rules[0].cfa_type = 9; break;
 	case D_FLAGS: v.rules[0].flags |= 0x80; break;
 	case D_LAST_NOT_END:

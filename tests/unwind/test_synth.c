@@ -51,11 +51,24 @@
 #define F_BIG64		0x1a40	/* 72 KiB frame, ra at its bottom, fp apart */
 #define F_BIGFP		0x1a80	/* CFA = fp + 64 KiB + 16, record at fp */
 #define F_BIGDEREF	0x1ac0	/* CFA = *(sp + 8) + 0x12340 */
-#define F_END		0x1b00
+#define F_RESOLV	0x1b00	/* CFA = SAVREG + 16, SAVREG saved at CFA - 16 */
+#define F_SAVES		0x1b20	/* CFA = sp + 32, SAVREG saved at CFA - 16 */
+#define F_SAVESFAR	0x1b40	/* as F_SAVES, slot 0x7000 below the CFA */
+#define F_SAVESOTHER	0x1b60	/* as F_SAVES, another register recorded */
+#define F_END		0x1b80
+
+/*
+ * The register ld.so's lazy resolver bases its CFA on (rbx), and its arm64
+ * counterpart (x19): the lowest callee-saved, which the table compiler
+ * records when a frame saves it.
+ */
+#define SAVREG		(ARM64 ? 19 : 3)
+#define SAVREG_OTHER	(ARM64 ? 20 : 12)
 
 enum { R_END, R_A, R_LEAF, R_FP, R_OUTER, R_UNSUP, R_SIG, R_PLT,
        R_FPFAR, R_FPVAL, R_FPREG, R_DEREF, R_DEREFFP, R_REGCFA, R_AREGS, R_RAREG,
-       R_BIG32, R_BIG64, R_BIGFP, R_BIGDEREF, R_NR };
+       R_BIG32, R_BIG64, R_BIGFP, R_BIGDEREF, R_RESOLV, R_SAVES, R_SAVESFAR,
+       R_SAVESOTHER, R_NR };
 
 /* Frame sizes past what 16-bit offsets (and a 16-bit span) can hold. */
 #define BIG32_CFA	0x8010
@@ -196,6 +209,37 @@ static void make_rules(void)
 	r->cfa_off = 8;
 	r->cfa_arg = BIGDEREF_ADD;
 
+	r = &rules[R_RESOLV];
+	r->cfa_type = UWPROF_CFA_REG;
+	r->cfa_arg = SAVREG;
+	r->cfa_off = 16;
+	r->ra_type = UWPROF_REG_AT_CFA;
+	r->ra_off = -8;
+	r->fp_type = UWPROF_REG_SAME;
+	r->flags = UWPROF_RULE_REGS;
+	r->saved_type = UWPROF_REG_AT_CFA;
+	r->saved_reg = SAVREG;
+	r->saved_off = -16;
+
+	r = &rules[R_SAVES];
+	r->cfa_type = UWPROF_CFA_SP;
+	r->cfa_off = 32;
+	r->ra_type = UWPROF_REG_AT_CFA;
+	r->ra_off = -8;
+	r->fp_type = UWPROF_REG_SAME;
+	r->flags = UWPROF_RULE_REGS;
+	r->saved_type = UWPROF_REG_AT_CFA;
+	r->saved_reg = SAVREG;
+	r->saved_off = -16;
+
+	r = &rules[R_SAVESFAR];
+	*r = rules[R_SAVES];
+	r->saved_off = -0x7000;
+
+	r = &rules[R_SAVESOTHER];
+	*r = rules[R_SAVES];
+	r->saved_reg = SAVREG_OTHER;
+
 	r = &rules[R_PLT];
 	if (ARM64) {
 		*r = rules[R_A];
@@ -216,7 +260,9 @@ static const struct tb_row rows[] = {
 	{ F_FPREG, R_FPREG }, { F_DEREF, R_DEREF }, { F_DEREFFP, R_DEREFFP },
 	{ F_REGCFA, R_REGCFA }, { F_AREGS, R_AREGS }, { F_RAREG, R_RAREG },
 	{ F_BIG32, R_BIG32 }, { F_BIG64, R_BIG64 }, { F_BIGFP, R_BIGFP },
-	{ F_BIGDEREF, R_BIGDEREF }, { F_END, R_END },
+	{ F_BIGDEREF, R_BIGDEREF }, { F_RESOLV, R_RESOLV }, { F_SAVES, R_SAVES },
+	{ F_SAVESFAR, R_SAVESFAR }, { F_SAVESOTHER, R_SAVESOTHER },
+	{ F_END, R_END },
 };
 
 /* One test case's world: the stack snapshot, code bytes, maps, env. */
@@ -706,6 +752,94 @@ static void test_stops(struct tap *t, struct world *w)
 	run(w, 0, 64);
 	want[0] = w->regs.pc;
 	expect(t, w, want, 1, UWPROF_STOP_OK, "undefined ra in the first frame: OK");
+}
+
+/*
+ * A CFA based on a register a callee saved: ld.so's lazy resolver
+ * (CFA = rbx + 16, arm64 x19) interrupted in _dl_fixup, which pushed rbx.
+ * S: the callee's frame, CFA S+32, SAVREG's caller value at S+16, ra at
+ * S+24; the resolver's CFA is that value + 16 = S+0x70, its own saved
+ * SAVREG at S+0x60 and ra into OUTER at S+0x68. The interrupted SAVREG
+ * is wrong on purpose: only the saved one leads on.
+ */
+static void build_resolver(struct world *w, u64 *gpr, u32 callee)
+{
+	u64 rb = S + 0x60;
+
+	world_init(w);
+	gpr[SAVREG] = S + 0x1000;
+	w->env.gpr = gpr;
+	w->env.nr_gpr = 32;
+	w->regs.pc = TEXT + callee + 4;
+	w->regs.sp = S;
+	put(w, S + 16, rb);
+	put(w, S + 24, TEXT + F_RESOLV + 9);
+	put(w, rb, 0x5151);
+	put(w, rb + 8, TEXT + F_OUTER + 4);
+}
+
+static void test_saved_reg(struct tap *t, struct world *w)
+{
+	u64 want[4], gpr[32] = { 0 };
+
+	build_resolver(w, gpr, F_SAVES);
+	run(w, 0, 64);
+	want[0] = TEXT + F_SAVES + 4;
+	want[1] = TEXT + F_RESOLV + 9;
+	want[2] = TEXT + F_OUTER + 4;
+	expect(t, w, want, 3, UWPROF_STOP_OK,
+	       "CFA from the register the callee saved: to the root");
+
+	/* Not through a frame that may have changed it, or without it. */
+	build_resolver(w, gpr, F_SAVESFAR);
+	run(w, 0, 64);
+	want[0] = TEXT + F_SAVESFAR + 4;
+	expect(t, w, want, 2, UWPROF_STOP_UNSUPPORTED,
+	       "saved register's slot unreadable: UNSUPPORTED");
+	build_resolver(w, gpr, F_SAVESOTHER);
+	run(w, 0, 64);
+	want[0] = TEXT + F_SAVESOTHER + 4;
+	expect(t, w, want, 2, UWPROF_STOP_UNSUPPORTED,
+	       "callee saved another register: UNSUPPORTED");
+	build_resolver(w, gpr, F_AREGS);
+	put(w, S + 8, TEXT + F_RESOLV + 9);
+	run(w, 0, 64);
+	want[0] = TEXT + F_AREGS + 4;
+	expect(t, w, want, 2, UWPROF_STOP_UNSUPPORTED,
+	       "callee keeps registers, records none: UNSUPPORTED");
+
+	/*
+	 * A frame keeping no register, between the one that saved it and
+	 * the resolver, leaves the recovered value alone: A at S - 16 (its
+	 * CFA is S, the callee's sp, ra at S - 8; arm64 fp at S - 16).
+	 */
+	build_resolver(w, gpr, F_SAVES);
+	w->regs.pc = TEXT + F_A + 4;
+	w->regs.sp = S - 16;
+	put(w, S - 16, 0);
+	put(w, S - 8, TEXT + F_SAVES + 0x11);
+	run(w, 0, 64);
+	want[0] = TEXT + F_A + 4;
+	want[1] = TEXT + F_SAVES + 0x11;
+	want[2] = TEXT + F_RESOLV + 9;
+	want[3] = TEXT + F_OUTER + 4;
+	expect(t, w, want, 4, UWPROF_STOP_OK,
+	       "saved register kept through a frame that keeps none");
+	/*
+	 * ... but not through one that keeps some without saying which:
+	 * SAVES (CFA S+32) <- AREGS (CFA S+48, ra at S+40) <- the resolver,
+	 * whose CFA would be S+0x70 with the value SAVES saved.
+	 */
+	build_resolver(w, gpr, F_SAVES);
+	put(w, S + 24, TEXT + F_AREGS + 5);
+	put(w, S + 32, 0);
+	put(w, S + 40, TEXT + F_RESOLV + 9);
+	run(w, 0, 64);
+	want[0] = TEXT + F_SAVES + 4;
+	want[1] = TEXT + F_AREGS + 5;
+	want[2] = TEXT + F_RESOLV + 9;
+	expect(t, w, want, 3, UWPROF_STOP_UNSUPPORTED,
+	       "saved register lost through a frame keeping others");
 }
 
 /*
@@ -1339,6 +1473,7 @@ int main(void)
 	test_cache_replace(&t, w);
 	test_resume(&t, w);
 	test_stops(&t, w);
+	test_saved_reg(&t, w);
 	test_fast_kinds(&t, w);
 	test_fp_rules(&t, w);
 	test_big_frames(&t, w);

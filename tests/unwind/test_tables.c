@@ -88,8 +88,15 @@ MUT(m_rules_more, f->h->nr_rules += 1)
 MUT(m_bid_size, f->h->build_id_size = 21)
 MUT(m_bid_tail, f->h->build_id_size = 4; f->h->build_id[4] = 1)
 MUT(m_pad, ((u8 *)f->b.data)[UWPROF_TABLE_RULES_OFF(f->h) - 1] = 1)
-MUT(m_res0, f->rules[1].__reserved = 1)
-MUT(m_res1, f->rules[2].__reserved = 1U << 31)
+MUT(m_res0, f->rules[1].saved_reg = 3)
+MUT(m_res1, f->rules[2].saved_off = INT16_MIN)
+MUT(m_saved_type, f->rules[1].saved_type = UWPROF_REG_VAL_CFA;
+    f->rules[1].flags = UWPROF_RULE_REGS)
+MUT(m_saved_noregs, f->rules[1].saved_type = UWPROF_REG_AT_CFA)
+MUT(m_saved_reg, f->rules[1].saved_type = UWPROF_REG_AT_CFA;
+    f->rules[1].flags = UWPROF_RULE_REGS;
+    f->rules[1].saved_reg = UWPROF_ARCH_NR_GPR)
+MUT(m_end_saved, f->rules[0].saved_type = UWPROF_REG_AT_CFA)
 MUT(m_flag_unknown, f->rules[1].flags = 1U << 7)
 MUT(m_end_fp, f->rules[0].fp_type = UWPROF_REG_SAME + 1)
 MUT(m_end_ra, f->rules[0].ra_type = UWPROF_REG_AT_CFA)
@@ -159,8 +166,12 @@ static const struct {
 	{ m_bid_size, -EINVAL, "build_id_size 21" },
 	{ m_bid_tail, -EINVAL, "build-id padding not zero" },
 	{ m_pad, -EINVAL, "padding before rules not zero" },
-	{ m_res0, -EINVAL, "rule reserved bit 0 set" },
-	{ m_res1, -EINVAL, "rule reserved bit 31 set" },
+	{ m_res0, -EINVAL, "saved_reg set, no saved register" },
+	{ m_res1, -EINVAL, "saved_off set, no saved register" },
+	{ m_saved_type, -EINVAL, "saved register with a type other than AT_CFA" },
+	{ m_saved_noregs, -EINVAL, "saved register without UWPROF_RULE_REGS" },
+	{ m_saved_reg, -EINVAL, "saved register number out of range" },
+	{ m_end_saved, -EINVAL, "END rule with a saved register" },
 	{ m_flag_unknown, -EINVAL, "unknown rule flag" },
 	{ m_arch_feature, -EINVAL, ARCH_FEATURE_DESC },
 	{ m_end_fp, -EINVAL, "END rule with fp rule" },

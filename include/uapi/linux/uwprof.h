@@ -48,7 +48,7 @@
  * ------------------------------------------------------------------------
  */
 #define UWPROF_TABLE_MAGIC	0x55575442	/* "UWTB" */
-#define UWPROF_TABLE_VERSION	2
+#define UWPROF_TABLE_VERSION	3
 #define UWPROF_TABLE_MAX_ROWS	(1U << 24)
 #define UWPROF_TABLE_MAX_RULES	(1U << 16)
 
@@ -81,8 +81,9 @@ enum uwprof_cfa {
 	UWPROF_CFA_DEREF_FP	= 6,
 	/*
 	 * CFA = register cfa_arg (DWARF number) + cfa_off (ld.so's lazy
-	 * resolver, OpenSSL's assembly): the interrupted frame's value of the
-	 * register, in callers too while no frame stepped through had
+	 * resolver, OpenSSL's assembly). The register's value in this frame:
+	 * the one a frame stepped through saved (saved_reg), or the
+	 * interrupted frame's while no frame stepped through had
 	 * UWPROF_RULE_REGS; else the walk stops (UWPROF_STOP_UNSUPPORTED).
 	 */
 	UWPROF_CFA_REG		= 7,
@@ -104,7 +105,8 @@ enum uwprof_reg_rule {
 /*
  * The frame keeps a general register other than sp, fp and ra somewhere
  * else (saved on the stack, in another register): in its caller that
- * register no longer has the interrupted frame's value.
+ * register no longer has the interrupted frame's value. Also set when
+ * saved_type records the register.
  */
 #define UWPROF_RULE_REGS	(1U << 2)
 
@@ -112,6 +114,13 @@ enum uwprof_reg_rule {
  * 24 bytes. Offsets are in bytes and signed, so any frame up to 2 GiB is
  * described exactly; CFI whose offsets do not fit becomes an unsupported
  * rule in the tool, never a cut one. Fields a rule does not use are zero.
+ *
+ * saved_*: one general register other than sp, fp and ra that the frame
+ * saved on the stack, so that a caller's UWPROF_CFA_REG can be based on
+ * it. Of the callee-saved registers saved at CFA offsets that fit in 16
+ * bits, the lowest-numbered: rbx, r12 .. r15 on x86_64, x19 .. x28 on
+ * arm64 (rbx and x19 are what CFAs are based on in practice). A register
+ * whose offset does not fit is not recorded, never recorded cut.
  */
 struct uwprof_rule {
 	__u8	cfa_type;	/* enum uwprof_cfa */
@@ -127,7 +136,14 @@ struct uwprof_rule {
 	 * addend; otherwise zero.
 	 */
 	__u32	cfa_arg;
-	__u32	__reserved;	/* must be zero */
+	/*
+	 * UWPROF_REG_AT_CFA: the caller's value of DWARF register saved_reg
+	 * is saved at CFA + saved_off. UWPROF_REG_SAME: none recorded,
+	 * saved_reg and saved_off zero. No other type.
+	 */
+	__u8	saved_type;	/* enum uwprof_reg_rule */
+	__u8	saved_reg;	/* x86_64: 0..15, arm64: 0..29 */
+	__s16	saved_off;
 };
 
 struct uwprof_table_hdr {
