@@ -156,3 +156,39 @@ f_deref:
 	ret
 	.cfi_endproc
 	.size	f_deref, . - f_deref
+
+	/*
+	 * Callee-saved registers at CFA offsets: the row records the
+	 * lowest-numbered one whose offset fits 16 bits (rbx before r12);
+	 * restore and restore_state bring rbx back, another rule for it or an
+	 * offset past 16 bits leaves r12.
+	 */
+	.globl	f_saved
+	.type	f_saved, @function
+f_saved:
+	.cfi_startproc
+	push	%r12
+	.cfi_def_cfa_offset 16
+	.cfi_offset %r12, -16
+	push	%rbx
+	.cfi_def_cfa_offset 24
+	.cfi_offset %rbx, -24
+	.cfi_remember_state
+	nop
+	.cfi_restore %rbx
+	nop
+	.cfi_restore_state
+	nop
+	.cfi_register %rbx, %rax
+	nop
+	.cfi_offset %rbx, -40000
+	nop
+	.cfi_val_offset %rbx, -24
+	nop
+	.cfi_offset %rbx, -24
+	.cfi_same_value %r12
+	pop	%rbx
+	pop	%r12
+	ret
+	.cfi_endproc
+	.size	f_saved, . - f_saved
