@@ -169,13 +169,14 @@ struct walk {
 	bool gpr_ok;
 	/*
 	 * One register recovered from the stack (the saved_reg of the last
-	 * frame stepped through that had UWPROF_RULE_REGS), or WALK_NO_REG.
-	 * Its value in this frame is sav_val if sav_ok, else unknown; the
-	 * interrupted frame's value of it never applies once it is named.
+	 * frame stepped through that had UWPROF_RULE_REGS), or WALK_NO_REG:
+	 * its value in this frame is the word at sav_at, read only when a
+	 * rule asks for it (the stack does not change during the walk, and
+	 * most frames save the register no rule ever names). The interrupted
+	 * frame's value of it never applies once it is named.
 	 */
-	bool sav_ok;
 	u32 sav_reg;
-	u64 sav_val;
+	u64 sav_at;
 };
 
 #define WALK_NO_REG	(~0U)
@@ -229,30 +230,28 @@ static void regs_lost(struct walk *w)
 /*
  * The caller's general registers after a step through row r with CFA cfa.
  * A frame without UWPROF_RULE_REGS kept them all. Otherwise the
- * interrupted values no longer apply, and the register the row records
- * (none: nothing is known) is read from its slot; a failed read leaves it
- * unknown, which only matters if a later CFA is based on it.
+ * interrupted values no longer apply, and only the register the row
+ * records (none: nothing is known) is had, from its slot.
  */
 static void regs_step(struct walk *w, const struct uwprof_rule *r, u64 cfa)
 {
 	if (!(r->flags & UWPROF_RULE_REGS))
 		return;
 	w->gpr_ok = false;
-	if (r->saved_type != UWPROF_REG_AT_CFA) {
-		w->sav_reg = WALK_NO_REG;
-		return;
-	}
-	w->sav_reg = r->saved_reg;
-	w->sav_ok = !read_words(w, cfa + (s64)r->saved_off, &w->sav_val, 1);
+	w->sav_reg = r->saved_type == UWPROF_REG_AT_CFA ? r->saved_reg :
+							 WALK_NO_REG;
+	w->sav_at = cfa + (s64)r->saved_off;
 }
 
-/* This frame's value of general register regno, if it is known. */
+/*
+ * This frame's value of general register regno, if it is known. The
+ * recovered register's slot is read with the bounded, non-faulting reads
+ * of the return address; a failed read leaves it unknown, not an error.
+ */
 static bool gpr_value(struct walk *w, u32 regno, u64 *val)
 {
-	if (regno == w->sav_reg) {
-		*val = w->sav_val;
-		return w->sav_ok;
-	}
+	if (regno == w->sav_reg)
+		return !read_words(w, w->sav_at, val, 1);
 	return w->gpr_ok && UWPROF_ENV_GPR(w->env, regno, val);
 }
 
