@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,7 +77,8 @@ static const char *const pf_type_name[] = {
 	[UWPROF_PF_THREAD] = "thread", [UWPROF_PF_KSYMS] = "ksyms",
 	[UWPROF_PF_JITSYMS] = "jitsyms",
 	[UWPROF_PF_STATS] = "stats", [UWPROF_PF_END] = "end",
-	[UWPROF_PF_OFF_CPU] = "off-cpu",
+	[UWPROF_PF_OFF_CPU] = "off-cpu", [UWPROF_PF_STACK] = "stack",
+	[UWPROF_PF_SAMPLES] = "samples",
 };
 
 #define PF_NR_TYPES	(sizeof(pf_type_name) / sizeof(pf_type_name[0]))
@@ -203,6 +205,159 @@ static int pf_sample(struct pf_priv *pp, struct pf_cur *c, int off)
 	return 0;
 }
 
+static int pf_stack(struct pf_priv *pp, struct pf_cur *c)
+{
+	struct uwprof_pf_stack_fixed f;
+	struct pf_stack *st;
+	size_t n;
+	int ret;
+
+	if (cur_get(c, &f, sizeof(f)))
+		return c->err;
+	n = (size_t)f.nr_kernel + f.nr_user;
+	if (f.reserved || n > c->left / 8)
+		return -EINVAL;
+	if (VEC_RESERVE(pp->stacks, pp->cap_stacks, pp->nr_stacks + 1, 256))
+		return -ENOMEM;
+	ret = uwprof_u64map_put(&pp->stack_ids, f.id, (uint32_t)pp->nr_stacks);
+	if (ret < 0)
+		return ret;
+	if (!ret) {
+		snprintf(pp->why, sizeof(pp->why), "stack id %u defined twice",
+			 f.id);
+		return -EINVAL;
+	}
+	st = &pp->stacks[pp->nr_stacks++];
+	/* The fixed part keeps the ips 8-byte aligned inside the mapping. */
+	st->ips = (const void *)cur_take(c, 8 * n);
+	st->flags = f.flags;
+	st->nr_kernel = f.nr_kernel;
+	st->nr_user = f.nr_user;
+	return 0;
+}
+
+/* An unsigned LEB128 number of at most 'bits' bits. */
+static uint64_t cur_uleb(struct pf_cur *c, unsigned int bits)
+{
+	unsigned int shift = 0;
+	uint64_t v = 0;
+	uint8_t b;
+
+	do {
+		if (c->err)
+			return 0;
+		if (!c->left) {
+			c->err = -EINVAL;
+			c->why = "a number runs past the record";
+			return 0;
+		}
+		b = *c->p++;
+		c->left--;
+		/* The tenth byte holds bit 63 only, and ends the number. */
+		if (shift == 63 && (b & 0xfe)) {
+			c->err = -EINVAL;
+			c->why = "a number overflows 64 bits";
+			return 0;
+		}
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	if (bits < 64 && v >> bits) {
+		c->err = -EINVAL;
+		c->why = "a number overflows its 32-bit field";
+		return 0;
+	}
+	return v;
+}
+
+/* The values a SAMPLES entry leaves out: the previous entry's. */
+struct pf_smp_prev {
+	uint64_t	time_ns, period;
+	uint32_t	tid, pid, cpu;
+};
+
+static int pf_samples_entry(struct pf_priv *pp, struct pf_cur *c,
+			    struct pf_smp_prev *prev)
+{
+	struct uwprof_pf_sample *s = &pp->pub.samples[pp->pub.nr_samples];
+	const struct pf_stack *st;
+	uint64_t id, z;
+	uint32_t idx;
+	uint8_t h = 0;
+
+	cur_get(c, &h, 1);
+	id = cur_uleb(c, 32);
+	z = cur_uleb(c, 64);
+	if (c->err)
+		return c->err;
+	if (h & ~UWPROF_PF_SMP_ALL) {
+		c->why = "a sample has unknown field bits";
+		return -EINVAL;
+	}
+	if (!uwprof_u64map_get(&pp->stack_ids, id, &idx)) {
+		snprintf(pp->why, sizeof(pp->why),
+			 "stack id %llu not defined before its use",
+			 (unsigned long long)id);
+		return -EINVAL;
+	}
+	prev->time_ns += (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
+	if (h & UWPROF_PF_SMP_TID)
+		prev->tid = (uint32_t)cur_uleb(c, 32);
+	if (h & UWPROF_PF_SMP_PID)
+		prev->pid = (uint32_t)cur_uleb(c, 32);
+	if (h & UWPROF_PF_SMP_CPU)
+		prev->cpu = (uint32_t)cur_uleb(c, 32);
+	if (h & UWPROF_PF_SMP_PERIOD)
+		prev->period = cur_uleb(c, 64);
+	if (c->err)
+		return c->err;
+	st = &pp->stacks[idx];
+	s->time_ns = prev->time_ns;
+	s->pid = prev->pid;
+	s->tid = prev->tid;
+	s->cpu = prev->cpu;
+	s->flags = st->flags;
+	s->period = prev->period;
+	s->nr_kernel = st->nr_kernel;
+	s->nr_user = st->nr_user;
+	s->ips = st->ips;
+	pp->pub.nr_samples++;
+	return 0;
+}
+
+static int pf_samples(struct pf_priv *pp, struct pf_cur *c)
+{
+	struct uwprof_pf *pf = &pp->pub;
+	struct uwprof_pf_samples_fixed f;
+	struct pf_smp_prev prev = { 0 };
+	uint32_t i;
+	int ret;
+
+	if (cur_get(c, &f, sizeof(f)))
+		return c->err;
+	/* An entry takes at least three bytes: fields, stack id, time. */
+	if (f.reserved || f.count > c->left / 3)
+		return -EINVAL;
+	if (VEC_RESERVE(pf->samples, pp->cap_samples, pf->nr_samples + f.count,
+			64))
+		return -ENOMEM;
+	for (i = 0; i < f.count; i++) {
+		ret = pf_samples_entry(pp, c, &prev);
+		if (ret)
+			return ret;
+	}
+	if (c->left >= 8) {
+		c->why = "bytes after the last sample";
+		return -EINVAL;
+	}
+	for (; c->left; c->left--)
+		if (*c->p++) {
+			c->why = "padding is not zero";
+			return -EINVAL;
+		}
+	return 0;
+}
+
 static int pf_thread(struct pf_priv *pp, struct pf_cur *c)
 {
 	struct uwprof_pf_thread_fixed f;
@@ -310,6 +465,14 @@ int pf_decode_one(struct pf_priv *pp, uint32_t type, struct pf_cur *c)
 		return pf_sample(pp, c, 0);
 	case UWPROF_PF_OFF_CPU:
 		return pf_sample(pp, c, 1);
+	case UWPROF_PF_STACK:
+		if (pf->hdr.version < 2)
+			break;
+		return pf_stack(pp, c);
+	case UWPROF_PF_SAMPLES:
+		if (pf->hdr.version < 2)
+			break;
+		return pf_samples(pp, c);
 	case UWPROF_PF_LOST: {
 		struct uwprof_pf_lost_rec r;
 
@@ -345,7 +508,9 @@ int pf_decode_one(struct pf_priv *pp, uint32_t type, struct pf_cur *c)
 	case UWPROF_PF_HEADER:
 		return -EINVAL;	/* only one, and first */
 	default:
-		pf->skipped_recs++;
-		return 0;
+		break;
 	}
+	/* A type this version of the format does not have: skipped. */
+	pf->skipped_recs++;
+	return 0;
 }

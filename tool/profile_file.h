@@ -33,9 +33,17 @@
  *		'time_ns'; later MAPS of the same pid replace earlier ones
  *		(dlopen, exec). See uwprof_pf_maps_for() for which applies to a
  *		sample.
- *  SAMPLE	struct uwprof_pf_sample_fixed, then (nr_kernel + nr_user)
+ *  STACK	struct uwprof_pf_stack_fixed, then (nr_kernel + nr_user)
  *		__u64 ips: kernel frames first, then user frames leaf first,
- *		exactly as the module's UWPROF_REC_SAMPLE.
+ *		exactly as the module's UWPROF_REC_SAMPLE. One distinct stack
+ *		(ips and sample flags together), written before the first
+ *		SAMPLES record that refers to its id; an id is defined once
+ *		per file. Version 2.
+ *  SAMPLES	struct uwprof_pf_samples_fixed, then 'count' entries of
+ *		variable length (below), then zero padding. Version 2.
+ *  SAMPLE	struct uwprof_pf_sample_fixed, then (nr_kernel + nr_user)
+ *		__u64 ips, as in STACK: one sample with its whole stack.
+ *		Version 1 (still read in version 2; no longer written).
  *  LOST	struct uwprof_pf_lost_rec: samples (or other module records)
  *		the kernel dropped because a ring was full.
  *  EXIT	struct uwprof_pf_exit_rec: a process exited or exec'd.
@@ -60,6 +68,19 @@
  *		thread was off CPU as its period. A type of its own, so that
  *		readers older than it skip these samples instead of counting
  *		them as CPU time; a SAMPLE record never carries the flag.
+ *		Version 1, like SAMPLE; in version 2 an off-CPU sample is a
+ *		SAMPLES entry whose stack has UWPROF_SAMPLE_OFF_CPU.
+ *
+ * A SAMPLES entry: one byte of UWPROF_PF_SMP_* bits, then unsigned LEB128
+ * numbers: the stack id; the time as the zigzag-coded signed difference
+ * from the previous entry's (modulo 2^64); then, each only when its bit
+ * is set, tid, pid, cpu and period. A field without its bit keeps the
+ * previous entry's value. Every SAMPLES record starts afresh from time,
+ * tid, pid, cpu and period all zero, so records decode on their own given
+ * the stacks. A number wider than its field (64 bits, or 32 for the ids
+ * and cpu) makes the file corrupt. A steady profile repeats few stacks,
+ * so a sample costs a few bytes instead of its whole stack. Versions 1
+ * and 2 are read; version 2 is written.
  *
  * Times are CLOCK_MONOTONIC nanoseconds (the module's sample clock), except
  * uwprof_pf_hdr_fixed.start_realtime_ns, which lets a report print wall
@@ -80,6 +101,7 @@
 #include <linux/uwprof.h>
 
 #include "atomic_file.h"
+#include "u64map.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the uwprof profile file is read and written on little-endian hosts only"
@@ -90,7 +112,8 @@
  * ------------------------------------------------------------------- */
 
 #define UWPROF_PF_MAGIC		"UWPROF\x01\x00"	/* 8 bytes */
-#define UWPROF_PF_VERSION	1
+#define UWPROF_PF_VERSION	2	/* written; 1 is still read */
+#define UWPROF_PF_VERSION_MIN	1
 
 struct uwprof_pf_file_hdr {
 	char		magic[8];	/* UWPROF_PF_MAGIC */
@@ -111,6 +134,8 @@ enum uwprof_pf_type {
 	UWPROF_PF_END		= 10,
 	UWPROF_PF_JITSYMS	= 11,
 	UWPROF_PF_OFF_CPU	= 12,
+	UWPROF_PF_STACK		= 13,
+	UWPROF_PF_SAMPLES	= 14,
 };
 
 struct uwprof_pf_rec {
@@ -203,6 +228,27 @@ struct uwprof_pf_sample_fixed {
 	uint32_t	reserved;	/* zero */
 };
 
+/* A distinct stack: the version 2 samples refer to it by 'id'. */
+struct uwprof_pf_stack_fixed {
+	uint32_t	id;
+	uint32_t	flags;		/* as uwprof_pf_sample_fixed.flags */
+	uint16_t	nr_kernel;
+	uint16_t	nr_user;
+	uint32_t	reserved;	/* zero */
+};
+
+struct uwprof_pf_samples_fixed {
+	uint32_t	count;		/* entries that follow */
+	uint32_t	reserved;	/* zero */
+};
+
+/* A SAMPLES entry's first byte: the fields that follow the time. */
+#define UWPROF_PF_SMP_TID	(1U << 0)
+#define UWPROF_PF_SMP_PID	(1U << 1)
+#define UWPROF_PF_SMP_CPU	(1U << 2)
+#define UWPROF_PF_SMP_PERIOD	(1U << 3)
+#define UWPROF_PF_SMP_ALL	0x0fU
+
 struct uwprof_pf_lost_rec {
 	uint64_t	time_ns;	/* when the reader saw the count */
 	uint32_t	cpu;
@@ -236,7 +282,7 @@ struct uwprof_pf_jit_fixed {
 /* Totals at the end of recording (from the module's STATS and the tool). */
 struct uwprof_pf_stats {
 	uint64_t	end_mono_ns;
-	uint64_t	samples;	/* SAMPLE records in the file */
+	uint64_t	samples;	/* samples in the file */
 	uint64_t	lost;		/* sum of the LOST records */
 	uint64_t	filtered;	/* samples of processes not profiled (-- CMD) */
 	uint64_t	events;		/* module: overflow-handler calls */
@@ -431,6 +477,15 @@ const struct uwprof_pf_ksym *uwprof_pf_ksym_find(const struct uwprof_pf *pf,
  * file. 'err' holds one line naming the path.
  * ------------------------------------------------------------------- */
 
+/* A stack the writer has written: its ips are at ips_off in st_ips. */
+struct uwprof_pfw_stack {
+	uint64_t	ips_off;
+	uint32_t	id;
+	uint32_t	flags;
+	uint16_t	nr_kernel;
+	uint16_t	nr_user;
+};
+
 struct uwprof_pfw {
 	struct uwprof_afile out;	/* temporary file, renamed at commit */
 	int		error;		/* first negative errno, sticky */
@@ -439,6 +494,20 @@ struct uwprof_pfw {
 	size_t		cap;
 	uint64_t	written;	/* bytes handed to the file so far */
 	char		err[512];
+	/* Stacks written so far: content hash (+ probe) -> index in stacks. */
+	struct uwprof_u64map st_map;
+	struct uwprof_pfw_stack *stacks;
+	size_t		nr_stacks, cap_stacks;
+	uint64_t	*st_ips;
+	size_t		nr_st_ips, cap_st_ips;
+	uint64_t	next_stack_id;
+	uint64_t	nr_stack_recs;	/* STACK records written */
+	/* The SAMPLES record being built, and the values its entries follow. */
+	uint8_t		*sb;
+	size_t		sb_len, sb_cap;
+	uint32_t	sb_count;
+	uint32_t	sb_tid, sb_pid, sb_cpu;
+	uint64_t	sb_time, sb_period;
 };
 
 struct uwprof_pfw_header_in {
@@ -457,7 +526,10 @@ int uwprof_pfw_object(struct uwprof_pfw *w, const struct uwprof_pf_obj_fixed *o,
 int uwprof_pfw_maps(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
 		    const char *comm, const struct uwprof_pf_map *maps,
 		    uint32_t nr_maps);
-/* A module sample record, copied out of a ring and already checked. */
+/*
+ * A module sample record, copied out of a ring and already checked. Its
+ * stack is written once (STACK) and the sample joins a SAMPLES record.
+ */
 int uwprof_pfw_sample(struct uwprof_pfw *w, const struct uwprof_rec_sample *s);
 int uwprof_pfw_lost(struct uwprof_pfw *w, uint64_t time_ns, uint32_t cpu,
 		    uint64_t count);
