@@ -290,6 +290,10 @@ static int pf_samples_entry(struct pf_priv *pp, struct pf_cur *c,
 	z = cur_uleb(c, 64);
 	if (c->err)
 		return c->err;
+	if (!(h & UWPROF_PF_SMP_ENTRY)) {
+		c->why = "a sample entry without its marker bit";
+		return -EINVAL;
+	}
 	if (h & ~UWPROF_PF_SMP_ALL) {
 		c->why = "a sample has unknown field bits";
 		return -EINVAL;

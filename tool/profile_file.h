@@ -71,7 +71,8 @@
  *		Version 1, like SAMPLE; in version 2 an off-CPU sample is a
  *		SAMPLES entry whose stack has UWPROF_SAMPLE_OFF_CPU.
  *
- * A SAMPLES entry: one byte of UWPROF_PF_SMP_* bits, then unsigned LEB128
+ * A SAMPLES entry: one byte of UWPROF_PF_SMP_* bits (UWPROF_PF_SMP_ENTRY
+ * always among them), then unsigned LEB128
  * numbers: the stack id; the time as the zigzag-coded signed difference
  * from the previous entry's (modulo 2^64); then, each only when its bit
  * is set, tid, pid, cpu and period. A field without its bit keeps the
@@ -242,12 +243,16 @@ struct uwprof_pf_samples_fixed {
 	uint32_t	reserved;	/* zero */
 };
 
-/* A SAMPLES entry's first byte: the fields that follow the time. */
+/*
+ * A SAMPLES entry's first byte: the fields that follow the time, and a
+ * bit always set, so that the zero padding is never taken for entries.
+ */
 #define UWPROF_PF_SMP_TID	(1U << 0)
 #define UWPROF_PF_SMP_PID	(1U << 1)
 #define UWPROF_PF_SMP_CPU	(1U << 2)
 #define UWPROF_PF_SMP_PERIOD	(1U << 3)
-#define UWPROF_PF_SMP_ALL	0x0fU
+#define UWPROF_PF_SMP_ENTRY	(1U << 7)
+#define UWPROF_PF_SMP_ALL	0x8fU
 
 struct uwprof_pf_lost_rec {
 	uint64_t	time_ns;	/* when the reader saw the count */

@@ -363,7 +363,7 @@ int uwprof_pfw_sample(struct uwprof_pfw *w, const struct uwprof_rec_sample *s)
 
 	if (w->error || pfw_stack_id(w, s, &id))
 		return w->error;
-	e[0] = 0;
+	e[0] = UWPROF_PF_SMP_ENTRY;
 	n += pf_uleb(e + n, id);
 	/* Zigzag: a sample earlier than the previous one costs as little. */
 	n += pf_uleb(e + n, (dt << 1) ^ (uint64_t)-(int64_t)(dt >> 63));
