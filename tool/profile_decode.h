@@ -24,9 +24,9 @@ struct pf_cur {
 	const char	*why;		/* what was wrong, when known */
 };
 
-/* A version 2 STACK record, as samples refer to it. */
+/* A version 2 stack definition, as samples refer to it. */
 struct pf_stack {
-	const uint64_t	*ips;		/* in the mapping */
+	const uint64_t	*ips;		/* in pf_priv.ips_blocks */
 	uint32_t	flags;
 	uint16_t	nr_kernel;
 	uint16_t	nr_user;
@@ -43,9 +43,14 @@ struct pf_priv {
 	struct uwprof_pf pub;
 	struct pf_strs strs;
 	size_t cap_objects, cap_maps, cap_samples, cap_exits, cap_threads;
-	struct uwprof_u64map stack_ids;	/* STACK id -> index in stacks */
+	struct uwprof_u64map stack_ids;	/* stack id -> index in stacks */
 	struct pf_stack *stacks;
 	size_t nr_stacks, cap_stacks;
+	/* The stacks' ips, in blocks that never move once allocated. */
+	uint64_t **ips_blocks;
+	size_t nr_ips_blocks, cap_ips_blocks;
+	size_t ips_free;		/* unused ips in the last block */
+	uint64_t ips_total;		/* ips held in all blocks */
 	char why[128];			/* a malformed record's detail */
 };
 

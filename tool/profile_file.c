@@ -24,7 +24,6 @@ _Static_assert(sizeof(struct uwprof_pf_obj_fixed) == 40, "object record");
 _Static_assert(sizeof(struct uwprof_pf_map) == 48, "map entry");
 _Static_assert(sizeof(struct uwprof_pf_maps_fixed) == 24, "maps record");
 _Static_assert(sizeof(struct uwprof_pf_sample_fixed) == 40, "sample record");
-_Static_assert(sizeof(struct uwprof_pf_stack_fixed) == 16, "stack record");
 _Static_assert(sizeof(struct uwprof_pf_samples_fixed) == 8, "samples record");
 _Static_assert(sizeof(struct uwprof_pf_lost_rec) == 24, "lost record");
 _Static_assert(sizeof(struct uwprof_pf_exit_rec) == 16, "exit record");
@@ -281,6 +280,9 @@ void uwprof_pf_close(struct uwprof_pf *pf)
 	free(pf->ksyms);
 	free(pf->jitsyms);
 	free(pp->stacks);
+	for (i = 0; i < pp->nr_ips_blocks; i++)
+		free(pp->ips_blocks[i]);
+	free(pp->ips_blocks);
 	uwprof_u64map_free(&pp->stack_ids);
 	free(pf->path);
 	free(pp);

@@ -33,17 +33,15 @@
  *		'time_ns'; later MAPS of the same pid replace earlier ones
  *		(dlopen, exec). See uwprof_pf_maps_for() for which applies to a
  *		sample.
- *  STACK	struct uwprof_pf_stack_fixed, then (nr_kernel + nr_user)
- *		__u64 ips: kernel frames first, then user frames leaf first,
- *		exactly as the module's UWPROF_REC_SAMPLE. One distinct stack
- *		(ips and sample flags together), written before the first
- *		SAMPLES record that refers to its id; an id is defined once
- *		per file. Version 2.
- *  SAMPLES	struct uwprof_pf_samples_fixed, then 'count' entries of
- *		variable length (below), then zero padding. Version 2.
+ *  SAMPLES	struct uwprof_pf_samples_fixed, then nr_samples + nr_stacks
+ *		entries of variable length (below) in any order, then zero
+ *		padding: the samples, and the definitions of the stacks they
+ *		are the first to have. Version 2.
  *  SAMPLE	struct uwprof_pf_sample_fixed, then (nr_kernel + nr_user)
- *		__u64 ips, as in STACK: one sample with its whole stack.
- *		Version 1 (still read in version 2; no longer written).
+ *		__u64 ips: kernel frames first, then user frames leaf first,
+ *		exactly as the module's UWPROF_REC_SAMPLE. One sample with its
+ *		whole stack. Version 1 (still read in version 2; no longer
+ *		written).
  *  LOST	struct uwprof_pf_lost_rec: samples (or other module records)
  *		the kernel dropped because a ring was full.
  *  EXIT	struct uwprof_pf_exit_rec: a process exited or exec'd.
@@ -71,18 +69,36 @@
  *		Version 1, like SAMPLE; in version 2 an off-CPU sample is a
  *		SAMPLES entry whose stack has UWPROF_SAMPLE_OFF_CPU.
  *
- * A SAMPLES entry: one byte of UWPROF_PF_SMP_* bits (UWPROF_PF_SMP_ENTRY
- * always among them), then unsigned LEB128
- * numbers: the stack id; the time as the zigzag-coded signed difference
- * from the previous entry's (modulo 2^64); then, each only when its bit
- * is set, tid, pid, cpu and period. A field without its bit keeps the
- * previous entry's value. Every SAMPLES record starts afresh from time,
- * tid, pid, cpu and period all zero, so records decode on their own given
- * the stacks. A number wider than its field (64 bits, or 32 for the ids
- * and cpu) makes the file corrupt. A steady profile repeats few stacks,
- * so a sample costs a few bytes instead of its whole stack. Versions 1
- * and 2 are read; version 2 is written.
+ * SAMPLES entries. Each starts with one byte of UWPROF_PF_SMP_* bits,
+ * UWPROF_PF_SMP_ENTRY always among them (so that padding is never taken
+ * for an entry); the numbers after it are unsigned LEB128, and a "delta"
+ * is the zigzag-coded signed difference of two 64-bit values (modulo 2^64).
  *
+ *  sample (UWPROF_PF_SMP_STACK clear): the stack id; the time as a delta
+ *	from the previous sample entry's; then, each only when its bit is
+ *	set, tid, pid, cpu and period. A field without its bit keeps the
+ *	previous sample entry's value. Each SAMPLES record starts from time,
+ *	tid, pid, cpu and period all zero.
+ *  stack (UWPROF_PF_SMP_STACK set, no other field bit): id, flags (as
+ *	uwprof_pf_sample_fixed.flags), nr_kernel, nr_user, parent (0: none,
+ *	else the parent's id + 1), shared; then n - shared ips, where n is
+ *	nr_kernel + nr_user. The stack's ips (kernel first, then user leaf
+ *	first, as in SAMPLE) are those n - shared ips, followed by the last
+ *	'shared' ips of the parent: the root side a stack has in common with
+ *	an earlier one is not repeated. The own ips are stored from the root
+ *	side toward the leaf, each as a delta from the ip after it (the
+ *	first of the shared ones, or 0 when none).
+ *
+ * A stack id is defined once in a file, before (in file order) any entry
+ * that names it, as a sample's stack or as a parent; ids need not be
+ * dense. A number wider than its field (16 bits for nr_kernel and
+ * nr_user, 32 for ids, flags, tid, pid, cpu and shared, 64 otherwise), an
+ * id defined twice or named before its definition, or 'shared' beyond
+ * either stack makes the file corrupt. A steady profile repeats a few
+ * hundred stacks, so a sample costs a few bytes instead of its whole
+ * stack, and a new stack that differs from the previous sample's near
+ * the leaf only a few bytes more.
+
  * Times are CLOCK_MONOTONIC nanoseconds (the module's sample clock), except
  * uwprof_pf_hdr_fixed.start_realtime_ns, which lets a report print wall
  * time: wall = start_realtime_ns + (t - start_mono_ns).
@@ -135,8 +151,7 @@ enum uwprof_pf_type {
 	UWPROF_PF_END		= 10,
 	UWPROF_PF_JITSYMS	= 11,
 	UWPROF_PF_OFF_CPU	= 12,
-	UWPROF_PF_STACK		= 13,
-	UWPROF_PF_SAMPLES	= 14,
+	UWPROF_PF_SAMPLES	= 13,
 };
 
 struct uwprof_pf_rec {
@@ -229,30 +244,18 @@ struct uwprof_pf_sample_fixed {
 	uint32_t	reserved;	/* zero */
 };
 
-/* A distinct stack: the version 2 samples refer to it by 'id'. */
-struct uwprof_pf_stack_fixed {
-	uint32_t	id;
-	uint32_t	flags;		/* as uwprof_pf_sample_fixed.flags */
-	uint16_t	nr_kernel;
-	uint16_t	nr_user;
-	uint32_t	reserved;	/* zero */
-};
-
 struct uwprof_pf_samples_fixed {
-	uint32_t	count;		/* entries that follow */
-	uint32_t	reserved;	/* zero */
+	uint32_t	nr_samples;	/* sample entries that follow */
+	uint32_t	nr_stacks;	/* stack entries among them */
 };
 
-/*
- * A SAMPLES entry's first byte: the fields that follow the time, and a
- * bit always set, so that the zero padding is never taken for entries.
- */
-#define UWPROF_PF_SMP_TID	(1U << 0)
-#define UWPROF_PF_SMP_PID	(1U << 1)
-#define UWPROF_PF_SMP_CPU	(1U << 2)
-#define UWPROF_PF_SMP_PERIOD	(1U << 3)
-#define UWPROF_PF_SMP_ENTRY	(1U << 7)
-#define UWPROF_PF_SMP_ALL	0x8fU
+/* A SAMPLES entry's first byte. */
+#define UWPROF_PF_SMP_TID	(1U << 0)	/* sample: a tid follows */
+#define UWPROF_PF_SMP_PID	(1U << 1)	/* sample: a pid follows */
+#define UWPROF_PF_SMP_CPU	(1U << 2)	/* sample: a cpu follows */
+#define UWPROF_PF_SMP_PERIOD	(1U << 3)	/* sample: a period follows */
+#define UWPROF_PF_SMP_STACK	(1U << 6)	/* a stack definition */
+#define UWPROF_PF_SMP_ENTRY	(1U << 7)	/* always set */
 
 struct uwprof_pf_lost_rec {
 	uint64_t	time_ns;	/* when the reader saw the count */
@@ -482,7 +485,7 @@ const struct uwprof_pf_ksym *uwprof_pf_ksym_find(const struct uwprof_pf *pf,
  * file. 'err' holds one line naming the path.
  * ------------------------------------------------------------------- */
 
-/* A stack the writer has written: its ips are at ips_off in st_ips. */
+/* A stack the writer has defined: its ips are at ips_off in st_ips. */
 struct uwprof_pfw_stack {
 	uint64_t	ips_off;
 	uint32_t	id;
@@ -506,11 +509,13 @@ struct uwprof_pfw {
 	uint64_t	*st_ips;
 	size_t		nr_st_ips, cap_st_ips;
 	uint64_t	next_stack_id;
-	uint64_t	nr_stack_recs;	/* STACK records written */
+	uint64_t	nr_stack_defs;	/* stack entries written */
+	size_t		last_stack;	/* the previous sample's, in stacks */
+	int		has_last;
 	/* The SAMPLES record being built, and the values its entries follow. */
 	uint8_t		*sb;
 	size_t		sb_len, sb_cap;
-	uint32_t	sb_count;
+	uint32_t	sb_count, sb_stacks;
 	uint32_t	sb_tid, sb_pid, sb_cpu;
 	uint64_t	sb_time, sb_period;
 };
@@ -532,8 +537,9 @@ int uwprof_pfw_maps(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
 		    const char *comm, const struct uwprof_pf_map *maps,
 		    uint32_t nr_maps);
 /*
- * A module sample record, copied out of a ring and already checked. Its
- * stack is written once (STACK) and the sample joins a SAMPLES record.
+ * A module sample record, copied out of a ring and already checked. It
+ * joins the SAMPLES record being built, after its stack's definition when
+ * no sample before had that stack.
  */
 int uwprof_pfw_sample(struct uwprof_pfw *w, const struct uwprof_rec_sample *s);
 int uwprof_pfw_lost(struct uwprof_pfw *w, uint64_t time_ns, uint32_t cpu,

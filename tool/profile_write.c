@@ -116,9 +116,9 @@ static void pfw_pad(struct uwprof_pfw *w, size_t start)
 
 /*
  * Starts a record of 'payload' bytes (before padding) after the samples
- * batched so far (pfw_begin) or, for a STACK or the batch itself, without
- * writing them first (pfw_begin_raw); returns the buffer offset of its
- * header, or a negative errno, also kept in w->error.
+ * batched so far (pfw_begin) or, for the batch itself, without writing
+ * them first (pfw_begin_raw); returns the buffer offset of its header, or
+ * a negative errno, also kept in w->error.
  */
 static long pfw_begin_raw(struct uwprof_pfw *w, uint32_t type, size_t payload)
 {
@@ -146,13 +146,15 @@ static int pfw_end(struct uwprof_pfw *w, long start)
 	return 0;
 }
 
-/* The batched samples as one SAMPLES record; the next batch starts afresh. */
+/* The batched entries as one SAMPLES record; the next batch starts afresh. */
 static int pfw_batch_out(struct uwprof_pfw *w)
 {
-	struct uwprof_pf_samples_fixed f = { .count = w->sb_count };
+	struct uwprof_pf_samples_fixed f = {
+		.nr_samples = w->sb_count, .nr_stacks = w->sb_stacks,
+	};
 	long start;
 
-	if (!w->sb_count)
+	if (!w->sb_count && !w->sb_stacks)
 		return w->error;
 	start = pfw_begin_raw(w, UWPROF_PF_SAMPLES, sizeof(f) + w->sb_len);
 	if (start >= 0) {
@@ -161,13 +163,13 @@ static int pfw_batch_out(struct uwprof_pfw *w)
 		pfw_end(w, start);
 	}
 	w->sb_len = 0;
-	w->sb_count = 0;
+	w->sb_count = w->sb_stacks = 0;
 	w->sb_tid = w->sb_pid = w->sb_cpu = 0;
 	w->sb_time = w->sb_period = 0;
 	return w->error;
 }
 
-/* Every record but STACK keeps its place after the samples before it. */
+/* Every record keeps its place after the samples before it. */
 static long pfw_begin(struct uwprof_pfw *w, uint32_t type, size_t payload)
 {
 	if (pfw_batch_out(w))
@@ -247,6 +249,25 @@ int uwprof_pfw_maps(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
 	return pfw_end(w, start);
 }
 
+/* Unsigned LEB128 of 'v' at 'p'; returns its length (at most 10). */
+static size_t pf_uleb(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+/* Zigzag: a negative difference costs as few bytes as a positive one. */
+static uint64_t pf_zigzag(uint64_t d)
+{
+	return (d << 1) ^ (uint64_t)-(int64_t)(d >> 63);
+}
+
 static uint64_t pf_stack_hash(const struct uwprof_rec_sample *s, size_t n)
 {
 	uint64_t h = ((uint64_t)s->flags << 32 | (uint64_t)s->nr_kernel << 16 |
@@ -275,18 +296,56 @@ static void pfw_stacks_reset(struct uwprof_pfw *w)
 	uwprof_u64map_free(&w->st_map);
 	w->nr_stacks = 0;
 	w->nr_st_ips = 0;
+	w->has_last = 0;
 }
 
-/* Remembers a new stack under hash key 'key' and writes its STACK record. */
+/*
+ * The batch entry defining stack 'st' (its ips already in st_ips), its
+ * root side shared with the previous sample's stack where they agree.
+ */
+static int pfw_stack_def(struct uwprof_pfw *w, const struct uwprof_pfw_stack *st)
+{
+	const struct uwprof_pfw_stack *p = w->has_last ?
+					   &w->stacks[w->last_stack] : NULL;
+	const uint64_t *ips = w->st_ips + st->ips_off, *pips;
+	size_t n = (size_t)st->nr_kernel + st->nr_user, pn, shared = 0, i, m;
+	uint64_t prev;
+	uint8_t *e;
+
+	if (p) {
+		pn = (size_t)p->nr_kernel + p->nr_user;
+		pips = w->st_ips + p->ips_off;
+		while (shared < n && shared < pn &&
+		       ips[n - 1 - shared] == pips[pn - 1 - shared])
+			shared++;
+	}
+	if (VEC_RESERVE(w->sb, w->sb_cap, w->sb_len + 1 + 6 * 10 + 10 * n, 4096))
+		return pfw_fail(w, -ENOMEM, "%s: out of memory", w->out.path);
+	e = w->sb + w->sb_len;
+	m = 0;
+	e[m++] = UWPROF_PF_SMP_ENTRY | UWPROF_PF_SMP_STACK;
+	m += pf_uleb(e + m, st->id);
+	m += pf_uleb(e + m, st->flags);
+	m += pf_uleb(e + m, st->nr_kernel);
+	m += pf_uleb(e + m, st->nr_user);
+	m += pf_uleb(e + m, shared ? (uint64_t)p->id + 1 : 0);
+	m += pf_uleb(e + m, shared);
+	prev = shared ? ips[n - shared] : 0;
+	for (i = n - shared; i-- > 0;) {
+		m += pf_uleb(e + m, pf_zigzag(ips[i] - prev));
+		prev = ips[i];
+	}
+	w->sb_len += m;
+	w->sb_stacks++;
+	w->nr_stack_defs++;
+	return 0;
+}
+
+/* Remembers a new stack under hash key 'key' and defines it in the batch. */
 static int pfw_stack_add(struct uwprof_pfw *w, const struct uwprof_rec_sample *s,
 			 size_t n, uint64_t key, uint32_t *id)
 {
-	struct uwprof_pf_stack_fixed f = {
-		.flags = s->flags, .nr_kernel = s->nr_kernel,
-		.nr_user = s->nr_user,
-	};
 	struct uwprof_pfw_stack *st;
-	long start;
 
 	if (w->next_stack_id > UINT32_MAX)
 		return pfw_fail(w, -E2BIG, "%s: more than 2^32 distinct stacks",
@@ -295,7 +354,7 @@ static int pfw_stack_add(struct uwprof_pfw *w, const struct uwprof_rec_sample *s
 	    VEC_RESERVE(w->st_ips, w->cap_st_ips, w->nr_st_ips + n, 4096) ||
 	    uwprof_u64map_put(&w->st_map, key, (uint32_t)w->nr_stacks) < 0)
 		return pfw_fail(w, -ENOMEM, "%s: out of memory", w->out.path);
-	st = &w->stacks[w->nr_stacks++];
+	st = &w->stacks[w->nr_stacks];
 	st->ips_off = w->nr_st_ips;
 	st->id = (uint32_t)w->next_stack_id++;
 	st->flags = s->flags;
@@ -305,18 +364,14 @@ static int pfw_stack_add(struct uwprof_pfw *w, const struct uwprof_rec_sample *s
 		memcpy(w->st_ips + w->nr_st_ips, s->ips, 8 * n);
 	w->nr_st_ips += n;
 	*id = st->id;
-	f.id = st->id;
-	start = pfw_begin_raw(w, UWPROF_PF_STACK, sizeof(f) + 8 * n);
-	if (start < 0)
+	if (pfw_stack_def(w, st))
 		return w->error;
-	pfw_put(w, &f, sizeof(f));
-	if (n)
-		pfw_put(w, s->ips, 8 * n);
-	w->nr_stack_recs++;
-	return pfw_end(w, start);
+	w->last_stack = w->nr_stacks++;
+	w->has_last = 1;
+	return 0;
 }
 
-/* The id of the sample's stack, written now if it is new. */
+/* The id of the sample's stack, defined now if it is new. */
 static int pfw_stack_id(struct uwprof_pfw *w, const struct uwprof_rec_sample *s,
 			uint32_t *id)
 {
@@ -330,6 +385,8 @@ static int pfw_stack_id(struct uwprof_pfw *w, const struct uwprof_rec_sample *s,
 			break;
 		if (pfw_stack_same(w, &w->stacks[idx], s, n)) {
 			*id = w->stacks[idx].id;
+			w->last_stack = idx;
+			w->has_last = 1;
 			return 0;
 		}
 	}
@@ -339,19 +396,6 @@ static int pfw_stack_id(struct uwprof_pfw *w, const struct uwprof_rec_sample *s,
 		key = pf_stack_hash(s, n);
 	}
 	return pfw_stack_add(w, s, n, key, id);
-}
-
-/* Unsigned LEB128 of 'v' at 'p'; returns its length (at most 10). */
-static size_t pf_uleb(uint8_t *p, uint64_t v)
-{
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		p[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (uint8_t)v;
-	return n;
 }
 
 int uwprof_pfw_sample(struct uwprof_pfw *w, const struct uwprof_rec_sample *s)
@@ -365,8 +409,7 @@ int uwprof_pfw_sample(struct uwprof_pfw *w, const struct uwprof_rec_sample *s)
 		return w->error;
 	e[0] = UWPROF_PF_SMP_ENTRY;
 	n += pf_uleb(e + n, id);
-	/* Zigzag: a sample earlier than the previous one costs as little. */
-	n += pf_uleb(e + n, (dt << 1) ^ (uint64_t)-(int64_t)(dt >> 63));
+	n += pf_uleb(e + n, pf_zigzag(dt));
 	if (s->tid != w->sb_tid) {
 		e[0] |= UWPROF_PF_SMP_TID;
 		n += pf_uleb(e + n, s->tid);

@@ -251,26 +251,71 @@ static void craft_rec(struct craft *c, uint32_t type, const void *p, size_t n)
 	c->n += r.size;
 }
 
-static void craft_stack(struct craft *c, uint32_t id, uint64_t ip)
-{
-	struct {
-		struct uwprof_pf_stack_fixed f;
-		uint64_t ip;
-	} st = { { .id = id, .nr_user = 1 }, ip };
+/* A SAMPLES record's entries, made by hand. */
+struct ents {
+	uint8_t		b[256];
+	size_t		n;
+};
 
-	craft_rec(c, UWPROF_PF_STACK, &st, sizeof(st));
+static void ent_raw(struct ents *e, const void *p, size_t n)
+{
+	memcpy(e->b + e->n, p, n);
+	e->n += n;
 }
 
-/* A SAMPLES record of 'count' entries given as raw bytes. */
-static void craft_samples(struct craft *c, uint32_t count, const void *e,
-			  size_t n)
+static void ent_num(struct ents *e, uint64_t v)
 {
-	uint8_t p[256];
-	struct uwprof_pf_samples_fixed f = { .count = count };
+	do {
+		e->b[e->n++] = (uint8_t)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+}
+
+/*
+ * A stack entry of user ips: own[0..k) (leaf first) before the last
+ * 'shared' ips of 'parent' (an id + 1, or 0); 'base' is the ip after
+ * own[], which the first stored difference is taken from.
+ */
+static void ent_stack(struct ents *e, uint64_t id, uint64_t nr_user,
+		      uint64_t parent, uint64_t shared, const uint64_t *own,
+		      size_t k, uint64_t base)
+{
+	size_t i;
+
+	e->b[e->n++] = UWPROF_PF_SMP_ENTRY | UWPROF_PF_SMP_STACK;
+	ent_num(e, id);
+	ent_num(e, 0);
+	ent_num(e, 0);
+	ent_num(e, nr_user);
+	ent_num(e, parent);
+	ent_num(e, shared);
+	for (i = k; i-- > 0;) {
+		uint64_t d = own[i] - base;
+
+		ent_num(e, (d << 1) ^ (uint64_t)-(int64_t)(d >> 63));
+		base = own[i];
+	}
+}
+
+/* A sample entry of stack 'id', 'dt' ns after the previous one. */
+static void ent_sample(struct ents *e, uint64_t id, uint64_t dt)
+{
+	e->b[e->n++] = UWPROF_PF_SMP_ENTRY;
+	ent_num(e, id);
+	ent_num(e, dt << 1);
+}
+
+static void craft_samples(struct craft *c, uint32_t samples, uint32_t stacks,
+			  const struct ents *e)
+{
+	uint8_t p[sizeof(e->b) + 8];
+	struct uwprof_pf_samples_fixed f = {
+		.nr_samples = samples, .nr_stacks = stacks,
+	};
 
 	memcpy(p, &f, sizeof(f));
-	memcpy(p + sizeof(f), e, n);
-	craft_rec(c, UWPROF_PF_SAMPLES, p, sizeof(f) + n);
+	memcpy(p + sizeof(f), e->b, e->n);
+	craft_rec(c, UWPROF_PF_SAMPLES, p, sizeof(f) + e->n);
 }
 
 /* Ends the crafted file, opens it: ok when refused with 'want' in the error. */
@@ -288,74 +333,119 @@ static void craft_check(struct craft *c, const char *bad, const char *want,
 	uwprof_pf_close(pf);
 }
 
-static void stack_corruptions(const uint8_t *good, const char *bad)
+/* One SAMPLES record of these entries in a file that must be refused. */
+static void craft_bad(const uint8_t *good, const char *bad, uint32_t samples,
+		      uint32_t stacks, const struct ents *e, const char *want,
+		      const char *what)
 {
-	enum { M = UWPROF_PF_SMP_ENTRY, T = M | UWPROF_PF_SMP_TID };
-	static const uint8_t e0[] = { M, 0, 2 }, e1[] = { M, 1, 2 };
-	static const uint8_t big[] = { M, 0xff, 0xff, 0xff, 0xff, 0x7f, 2 };
-	static const uint8_t wide[] = { M, 0, 0xff, 0xff, 0xff, 0xff, 0xff,
-					0xff, 0xff, 0xff, 0xff, 0x02 };
-	static const uint8_t tid[] = { T, 0, 2, 0x80, 0x80, 0x80, 0x80, 0x10 };
-	static const uint8_t cut[] = { T, 0, 2, 0x80, 0x80, 0x80, 0x80, 0x80 };
-	static const uint8_t bits[] = { M | 0x40, 0, 2 }, nomark[] = { 0, 0, 2 };
 	struct craft c;
 
 	craft_start(&c, good);
-	craft_stack(&c, 0, 0x400010);
-	craft_samples(&c, 1, e0, sizeof(e0));
+	craft_samples(&c, samples, stacks, e);
+	craft_check(&c, bad, want, what);
+}
+
+/* Stacks sharing their root side, in two records, read back whole. */
+static void craft_good(const uint8_t *good, const char *bad)
+{
+	static const uint64_t s0[] = { 0x400010, 0x400100, 0x400200 };
+	static const uint64_t s1[] = { 0x400020 }, s2[] = { 0x400030, 0x400110 };
+	struct uwprof_pf *pf = NULL;
+	struct ents e = { .n = 0 };
+	char err[600] = "";
+	struct craft c;
+
+	craft_start(&c, good);
+	ent_stack(&e, 9, 3, 0, 0, s0, 3, 0);
+	ent_sample(&e, 9, 5);
+	ent_stack(&e, 4, 3, 10, 2, s1, 1, 0x400100);
+	ent_sample(&e, 4, 5);
+	craft_samples(&c, 2, 2, &e);
+	e.n = 0;
+	ent_stack(&e, 1, 3, 5, 1, s2, 2, 0x400200);
+	ent_sample(&e, 1, 20);
+	ent_sample(&e, 9, 1);
+	craft_samples(&c, 2, 1, &e);
 	craft_rec(&c, UWPROF_PF_END, NULL, 0);
 	write_all(bad, c.b, c.n);
-	{
-		struct uwprof_pf *pf = NULL;
-		char err[600] = "";
+	ok(uwprof_pf_open(bad, &pf, err, sizeof(err)) == 0 && pf->nr_samples == 4 &&
+	   pf->samples[1].time_ns == 10 && pf->samples[2].time_ns == 20 &&
+	   pf->samples[3].time_ns == 21 && pf->samples[1].nr_user == 3 &&
+	   pf->samples[1].ips[0] == 0x400020 && pf->samples[1].ips[1] == 0x400100 &&
+	   pf->samples[1].ips[2] == 0x400200 && pf->samples[2].ips[0] == 0x400030 &&
+	   pf->samples[2].ips[1] == 0x400110 && pf->samples[2].ips[2] == 0x400200 &&
+	   pf->samples[3].ips == pf->samples[0].ips && pf->samples[0].ips[0] == 0x400010,
+	   "hand-made stacks sharing their root side read back whole (%s)", err);
+	uwprof_pf_close(pf);
+}
 
-		ok(uwprof_pf_open(bad, &pf, err, sizeof(err)) == 0 &&
-		   pf->nr_samples == 1 && pf->samples[0].time_ns == 1 &&
-		   pf->samples[0].ips[0] == 0x400010,
-		   "a hand-made stack and sample read (%s)", err);
-		uwprof_pf_close(pf);
-	}
-	craft_start(&c, good);
-	craft_stack(&c, 0, 0x400010);
-	craft_samples(&c, 1, e1, sizeof(e1));
-	craft_check(&c, bad, "stack id 1 not defined", "an unknown stack id");
-	craft_start(&c, good);
-	craft_samples(&c, 1, e0, sizeof(e0));
-	craft_stack(&c, 0, 0x400010);
-	craft_check(&c, bad, "stack id 0 not defined before its use",
-		    "a stack id used before its definition");
-	craft_start(&c, good);
-	craft_stack(&c, 7, 0x400010);
-	craft_stack(&c, 7, 0x400020);
-	craft_check(&c, bad, "stack id 7 defined twice", "a stack id defined twice");
-	craft_start(&c, good);
-	craft_stack(&c, 0, 0x400010);
-	craft_samples(&c, 1, big, sizeof(big));
-	craft_check(&c, bad, "overflows its 32-bit field", "a 35-bit stack id");
-	craft_start(&c, good);
-	craft_stack(&c, 0, 0x400010);
-	craft_samples(&c, 1, wide, sizeof(wide));
-	craft_check(&c, bad, "overflows 64 bits", "a time delta past 64 bits");
-	craft_start(&c, good);
-	craft_stack(&c, 0, 0x400010);
-	craft_samples(&c, 1, tid, sizeof(tid));
-	craft_check(&c, bad, "overflows its 32-bit field", "a 33-bit tid");
-	craft_start(&c, good);
-	craft_stack(&c, 0, 0x400010);
-	craft_samples(&c, 1, bits, sizeof(bits));
-	craft_check(&c, bad, "unknown field bits", "unknown sample field bits");
-	craft_start(&c, good);
-	craft_stack(&c, 0, 0x400010);
-	craft_samples(&c, 1, nomark, sizeof(nomark));
-	craft_check(&c, bad, "without its marker", "an entry without its marker bit");
-	craft_start(&c, good);
-	craft_stack(&c, 0, 0x400010);
-	craft_samples(&c, 2, e0, sizeof(e0));
-	craft_check(&c, bad, "without its marker", "a count past the record's entries");
-	craft_start(&c, good);
-	craft_stack(&c, 0, 0x400010);
-	craft_samples(&c, 1, cut, sizeof(cut));
-	craft_check(&c, bad, "runs past the record", "a number cut by the record's end");
+static void stack_corruptions(const uint8_t *good, const char *bad)
+{
+	static const uint64_t ip[] = { 0x400010 }, ip2[] = { 0x400010, 0x400020 };
+	static const uint8_t big[] = { UWPROF_PF_SMP_ENTRY, 0xff, 0xff, 0xff, 0xff, 0x7f, 2 };
+	static const uint8_t wide[] = { UWPROF_PF_SMP_ENTRY, 0, 0xff, 0xff, 0xff, 0xff,
+					0xff, 0xff, 0xff, 0xff, 0xff, 0x02 };
+	static const uint8_t tid[] = { UWPROF_PF_SMP_ENTRY | UWPROF_PF_SMP_TID, 0, 2,
+				       0x80, 0x80, 0x80, 0x80, 0x10 };
+	static const uint8_t bits[] = { UWPROF_PF_SMP_ENTRY | 0x10, 0, 2 };
+	static const uint8_t nomark[] = { 0, 0, 2 };
+	struct ents e0 = { .n = 0 }, e;
+
+	craft_good(good, bad);
+	ent_stack(&e0, 0, 1, 0, 0, ip, 1, 0);
+	e = e0;
+	ent_sample(&e, 1, 1);
+	craft_bad(good, bad, 1, 1, &e, "sample's stack id 1 not defined",
+		  "an unknown stack id");
+	e.n = 0;
+	ent_sample(&e, 0, 1);
+	ent_stack(&e, 0, 1, 0, 0, ip, 1, 0);
+	craft_bad(good, bad, 1, 1, &e, "stack id 0 not defined before its use",
+		  "a stack id used before its definition");
+	e = e0;
+	ent_stack(&e, 0, 1, 0, 0, ip, 1, 0);
+	craft_bad(good, bad, 0, 2, &e, "stack id 0 defined twice",
+		  "a stack id defined twice");
+	e = e0;
+	ent_stack(&e, 1, 2, 6, 1, ip, 1, 0x400020);
+	craft_bad(good, bad, 0, 2, &e, "parent stack id 5 not defined",
+		  "an undefined parent");
+	e = e0;
+	ent_stack(&e, 1, 3, 1, 2, ip2, 1, 0x400020);
+	craft_bad(good, bad, 0, 2, &e, "shares more frames",
+		  "more shared frames than the parent has");
+	e = e0;
+	ent_raw(&e, big, sizeof(big));
+	craft_bad(good, bad, 1, 1, &e, "overflows its field", "a 35-bit stack id");
+	e = e0;
+	ent_raw(&e, wide, sizeof(wide));
+	craft_bad(good, bad, 1, 1, &e, "overflows 64 bits", "a time delta past 64 bits");
+	e = e0;
+	ent_raw(&e, tid, sizeof(tid));
+	craft_bad(good, bad, 1, 1, &e, "overflows its field", "a 33-bit tid");
+	e = e0;
+	ent_raw(&e, bits, sizeof(bits));
+	craft_bad(good, bad, 1, 1, &e, "unknown bits", "unknown entry bits");
+	e = e0;
+	ent_raw(&e, nomark, sizeof(nomark));
+	craft_bad(good, bad, 1, 1, &e, "without its marker", "an entry without its marker bit");
+	e = e0;
+	ent_sample(&e, 0, 1);
+	craft_bad(good, bad, 2, 1, &e, "samples record", "a count past the record's entries");
+	e = e0;
+	ent_sample(&e, 0, 1);
+	ent_sample(&e, 0, 1);
+	craft_bad(good, bad, 1, 2, &e, "more sample entries",
+		  "more sample entries than counted");
+	/* A stack id whose bytes go on to the record's end: no padding. */
+	e = e0;
+	ent_sample(&e, 0, 1);
+	e.b[e.n++] = UWPROF_PF_SMP_ENTRY;
+	do
+		e.b[e.n++] = 0x80;
+	while ((8 + e.n) % 8);
+	craft_bad(good, bad, 2, 1, &e, "runs past the record",
+		  "a number cut by the record's end");
 }
 
 /* Every byte of a good file flipped in turn: refused or read, never a crash. */
@@ -380,6 +470,15 @@ static void flip_bytes(const uint8_t *good, size_t size, const char *bad)
 	ok(!bad_ret, "every byte flipped: read or refused as corrupt (%zu other)",
 	   bad_ret);
 	free(cp);
+}
+
+/*
+ * Frame j of stack k in the steady profile: two leaf frames of its own,
+ * under a root-side chain that every stack of its depth has.
+ */
+static uint64_t steady_ip(uint32_t k, size_t j, size_t n)
+{
+	return j < 2 ? 0x400000 + k * 0x100 + j * 8 : 0x500000 + (n - j) * 0x40;
 }
 
 /* A steady profile: few stacks, many samples, read back exactly. */
@@ -413,7 +512,7 @@ static void steady_roundtrip(const char *path)
 		s.s.nr_kernel = 0;
 		s.s.nr_user = (uint16_t)(8 + k % 16);
 		for (j = 0; j < s.s.nr_user; j++)
-			s.ips[j] = 0x400000 + k * 0x100 + j * 8;
+			s.ips[j] = steady_ip(k, j, s.s.nr_user);
 		uwprof_pfw_sample(&w, &s.s);
 	}
 	ok(uwprof_pfw_commit(&w) == 0, "steady: %zu samples committed", nr);
@@ -428,10 +527,10 @@ static void steady_roundtrip(const char *path)
 		t[i / 64 % 4] += 1001001 + i % 7;
 
 		bad += p->cpu != i / 64 % 4 || p->tid != 100 + i / 64 % 4 ||
-		       p->nr_user != 8 + k % 16 ||
-		       p->ips[p->nr_user - 1] != 0x400000 + k * 0x100 +
-						 (p->nr_user - 1) * 8u ||
+		       p->nr_user != 8 + k % 16 || p->nr_kernel ||
 		       p->flags != (k % 3 ? UWPROF_STOP_OK : UWPROF_STOP_FP_END);
+		for (j = 0; j < p->nr_user && p->nr_user == 8 + k % 16; j++)
+			bad += p->ips[j] != steady_ip(k, j, p->nr_user);
 		bad += p->time_ns != 1000000000 + t[i / 64 % 4] ||
 		       p->period != 1001001 || p->pid != 100;
 	}
@@ -443,7 +542,19 @@ static void steady_roundtrip(const char *path)
 	uwprof_pf_close(pf);
 }
 
-/* A version 1 file, written by the previous writer, still reads. */
+/*
+ * A version 1 file, written by the previous writer, still reads. The file
+ * (tests/tool/pf-v1.data) is tests/report/gen of commit 896d021 run on:
+ *	header cpu-clock 999 demo 2
+ *	obj 1 /usr/bin/demo 0102030405060708090a0b0c0d0e0f1011121314
+ *	map 42 1500 demo 0x400000 0x401000 0x1000 0x3ff000 1
+ *	thread 42 43 worker
+ *	ksym 0xffffffff81000000 0x100 do_thing
+ *	sample 42 43 1 2000 1001001 0 1 0xffffffff81000010 0x400010 0x400020
+ *	sample 42 44 0 3000 1001001 0 0 0x400010 0x400020
+ *	sample 42 43 1 4000 5000000 2048 0 0x400030
+ *	lost 3
+ */
 static void v1_read(const char *v1)
 {
 	struct uwprof_pf *pf = NULL;
@@ -584,10 +695,9 @@ int main(int argc, char **argv)
 	ok(refused == size, "all %zu truncations refused (%zu)", size, refused);
 	ok(msgs + 1 >= size, "truncations named as truncated/corrupt (%zu of %zu)",
 	   msgs, size);
-	ok(count_recs(data, size, UWPROF_PF_STACK) == 2 &&
-	   count_recs(data, size, UWPROF_PF_SAMPLES) == 1 &&
+	ok(count_recs(data, size, UWPROF_PF_SAMPLES) == 1 &&
 	   !count_recs(data, size, UWPROF_PF_SAMPLE),
-	   "4 samples of 2 stacks: 2 STACK records and 1 SAMPLES record");
+	   "4 samples of 2 stacks: one SAMPLES record, no SAMPLE record");
 	stack_corruptions(data, bad);
 	flip_bytes(data, size, bad);
 
