@@ -311,8 +311,9 @@ struct uwprof_pf_stats {
 /* ---------------------------------------------------------------------
  * Reader: uwprof_pf_open() maps and checks the whole file and fills the
  * arrays of struct uwprof_pf; pointers (strings, ips, images) point into
- * the mapping and stay valid until uwprof_pf_close(). Strings are
- * NUL-terminated copies.
+ * the mapping, or for a version 2 file's ips into the stacks the reader
+ * made whole, and stay valid until uwprof_pf_close(). Samples of the same
+ * stack share its ips. Strings are NUL-terminated copies.
  * ------------------------------------------------------------------- */
 
 struct uwprof_pf_header {
