@@ -324,6 +324,9 @@ static int pf_stack_entry(struct pf_priv *pp, struct pf_cur *c)
 	if (c->err)
 		return c->err;
 	n = (size_t)(h.nr_kernel + h.nr_user);
+	/* Before 'par' points into the array. */
+	if (VEC_RESERVE(pp->stacks, pp->cap_stacks, pp->nr_stacks + 1, 256))
+		return -ENOMEM;
 	if (h.parent && !(par = pf_stack_find(pp, h.parent - 1, "parent")))
 		return -EINVAL;
 	if (h.shared > n || (h.shared &&
@@ -336,8 +339,6 @@ static int pf_stack_entry(struct pf_priv *pp, struct pf_cur *c)
 		c->why = "a stack's ips run past the record";
 		return -EINVAL;
 	}
-	if (VEC_RESERVE(pp->stacks, pp->cap_stacks, pp->nr_stacks + 1, 256))
-		return -ENOMEM;
 	ips = pf_ips_alloc(pp, n ? n : 1, c);
 	if (!ips)
 		return c->why ? -EINVAL : -ENOMEM;

@@ -246,7 +246,8 @@ static void craft_rec(struct craft *c, uint32_t type, const void *p, size_t n)
 	struct uwprof_pf_rec r = { type, (uint32_t)((8 + n + 7) & ~(size_t)7) };
 
 	memcpy(c->b + c->n, &r, 8);
-	memcpy(c->b + c->n + 8, p, n);
+	if (n)
+		memcpy(c->b + c->n + 8, p, n);
 	memset(c->b + c->n + 8 + n, 0, r.size - 8 - n);
 	c->n += r.size;
 }
