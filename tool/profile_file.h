@@ -92,13 +92,14 @@
  * A stack id is defined once in a file, before (in file order) any entry
  * that names it, as a sample's stack or as a parent; ids need not be
  * dense. A number wider than its field (16 bits for nr_kernel and
- * nr_user, 32 for ids, flags, tid, pid, cpu and shared, 64 otherwise), an
+ * nr_user, 32 for ids, flags, tid, pid, cpu and shared, 33 for parent,
+ * 64 otherwise), an
  * id defined twice or named before its definition, or 'shared' beyond
  * either stack makes the file corrupt. A steady profile repeats a few
  * hundred stacks, so a sample costs a few bytes instead of its whole
  * stack, and a new stack that differs from the previous sample's near
  * the leaf only a few bytes more.
-
+ *
  * Times are CLOCK_MONOTONIC nanoseconds (the module's sample clock), except
  * uwprof_pf_hdr_fixed.start_realtime_ns, which lets a report print wall
  * time: wall = start_realtime_ns + (t - start_mono_ns).
