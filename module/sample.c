@@ -219,7 +219,8 @@ static u32 uwprof_sample_snapshot(const struct uwprof_sampler *sp, void *dst,
 /*
  * Walks current's user stack from 'uregs' with the mappings of 'tgid' into
  * ips[] (at most max_depth frames); a process without mappings gets its pc
- * and UWPROF_STOP_NO_PROCESS. Context: NMI, hard IRQ or the scheduler with
+ * and UWPROF_STOP_NO_PROCESS, a task inside execve no frame and
+ * UWPROF_SAMPLE_EXEC in res->flags. Context: NMI, hard IRQ or the scheduler with
  * interrupts off, inside this CPU's ring guard (the scratch is its own).
  */
 void uwprof_sample_walk(struct uwprof_sampler *sp, struct uwprof_scratch *sc,
@@ -229,6 +230,19 @@ void uwprof_sample_walk(struct uwprof_sampler *sp, struct uwprof_scratch *sc,
 	struct uwprof_kenv kenv = {};
 	const struct uwprof_proc *p;
 
+	/*
+	 * From exec_mmap() to start_thread() the user registers describe an
+	 * image whose address space is gone, while the process's mappings
+	 * are still the old image's until the exec probe drops them: a walk
+	 * would read the new address space with the old tables. No user
+	 * frame is trustworthy anywhere inside execve, so none is recorded.
+	 */
+	if (current->in_execve) {
+		res->nr = 0;
+		res->stop = UWPROF_STOP_READ;
+		res->flags = UWPROF_SAMPLE_EXEC;
+		return;
+	}
 	rcu_read_lock();
 	p = xa_load(&sp->s->procs, tgid);
 	if (p) {
@@ -334,7 +348,7 @@ void uwprof_sample_take(struct uwprof_sampler *sp, struct pt_regs *regs,
 	rec->tid = t->pid;
 	rec->cpu = cpu;
 	rec->flags = (res.stop & UWPROF_SAMPLE_STOP_MASK) |
-		     (res.flags & UWPROF_SAMPLE_FP_USED) |
+		     (res.flags & (UWPROF_SAMPLE_FP_USED | UWPROF_SAMPLE_EXEC)) |
 		     (user_mode(regs) ? 0 : UWPROF_SAMPLE_IN_KERNEL) |
 		     (snap ? UWPROF_SAMPLE_SNAPSHOT : 0);
 	rec->nr_kernel = nk;
