@@ -217,6 +217,21 @@ static u32 uwprof_sample_snapshot(const struct uwprof_sampler *sp, void *dst,
 }
 
 /*
+ * Whether 't' is inside execve between exec_mmap() and start_thread(): its
+ * user registers still describe the old image, whose address space is
+ * gone, while the process's mappings stay the old image's until the exec
+ * probe drops them, so a walk would read the new address space with the
+ * old tables. The new mm comes zeroed from mm_alloc(), and the ELF loader
+ * sets start_code only after it has mapped the image, a few lines before
+ * start_thread(); every mm of a running program has it set. Before
+ * exec_mmap() the registers and the mm still match and are walked.
+ */
+static bool uwprof_sample_in_exec_gap(const struct task_struct *t)
+{
+	return t->in_execve && !READ_ONCE(t->mm->start_code);
+}
+
+/*
  * Walks current's user stack from 'uregs' with the mappings of 'tgid' into
  * ips[] (at most max_depth frames); a process without mappings gets its pc
  * and UWPROF_STOP_NO_PROCESS, a task inside execve no frame and
@@ -230,14 +245,7 @@ void uwprof_sample_walk(struct uwprof_sampler *sp, struct uwprof_scratch *sc,
 	struct uwprof_kenv kenv = {};
 	const struct uwprof_proc *p;
 
-	/*
-	 * From exec_mmap() to start_thread() the user registers describe an
-	 * image whose address space is gone, while the process's mappings
-	 * are still the old image's until the exec probe drops them: a walk
-	 * would read the new address space with the old tables. No user
-	 * frame is trustworthy anywhere inside execve, so none is recorded.
-	 */
-	if (current->in_execve) {
+	if (uwprof_sample_in_exec_gap(current)) {
 		res->nr = 0;
 		res->stop = UWPROF_STOP_READ;
 		res->flags = UWPROF_SAMPLE_EXEC;

@@ -217,7 +217,8 @@ class Sample:
     @property
     def stop(self):
         """Why the user stack ended (a name from STOP_NAMES, or in-execve:
-        taken inside execve, no user frames)."""
+        taken inside execve while the image was being replaced, no user
+        frames)."""
         if self.flags & SAMPLE_EXEC:
             return 'in-execve'
         n = self.flags & SAMPLE_STOP_MASK
