@@ -217,18 +217,23 @@ static u32 uwprof_sample_snapshot(const struct uwprof_sampler *sp, void *dst,
 }
 
 /*
- * Whether 't' is inside execve between exec_mmap() and start_thread(): its
- * user registers still describe the old image, whose address space is
- * gone, while the process's mappings stay the old image's until the exec
- * probe drops them, so a walk would read the new address space with the
- * old tables. The new mm comes zeroed from mm_alloc(), and the ELF loader
- * sets start_code only after it has mapped the image, a few lines before
- * start_thread(); every mm of a running program has it set. Before
- * exec_mmap() the registers and the mm still match and are walked.
+ * Whether current is inside execve with user registers and mappings that
+ * do not belong together. From exec_mmap() until the ELF loader has mapped
+ * the new image, the registers still describe the old image, whose address
+ * space is gone: the new mm comes zeroed from mm_alloc() and gets
+ * start_code only then. From start_thread() until the exec probe drops the
+ * process's mappings, the registers are the new image's (sp is still
+ * start_stack: no user code ran) but the mappings and tables the old
+ * one's. Before exec_mmap() registers, mm and mappings all match, and
+ * every mm of a running program has start_code set.
  */
-static bool uwprof_sample_in_exec_gap(const struct task_struct *t)
+static bool uwprof_sample_in_exec_gap(const struct pt_regs *uregs)
 {
-	return t->in_execve && !READ_ONCE(t->mm->start_code);
+	const struct mm_struct *mm = current->mm;
+
+	return current->in_execve &&
+	       (!READ_ONCE(mm->start_code) ||
+		user_stack_pointer(uregs) == READ_ONCE(mm->start_stack));
 }
 
 /*
@@ -245,7 +250,7 @@ void uwprof_sample_walk(struct uwprof_sampler *sp, struct uwprof_scratch *sc,
 	struct uwprof_kenv kenv = {};
 	const struct uwprof_proc *p;
 
-	if (uwprof_sample_in_exec_gap(current)) {
+	if (uwprof_sample_in_exec_gap(uregs)) {
 		res->nr = 0;
 		res->stop = UWPROF_STOP_READ;
 		res->flags = UWPROF_SAMPLE_EXEC;

@@ -184,8 +184,9 @@ struct uwprof_pf_maps_fixed {
 #define UWPROF_PF_STOP_SNAPSHOT_SHORT	UWPROF_STOP__COUNT
 /*
  * The sample was taken inside execve between the release of the old
- * image's address space and the new image's start (UWPROF_SAMPLE_EXEC):
- * the module recorded no user frames, since their image is gone.
+ * image's address space and the new image's first instruction
+ * (UWPROF_SAMPLE_EXEC): the module recorded no user frames, since the
+ * registers and the mappings belong to different images.
  */
 #define UWPROF_PF_STOP_EXEC		(UWPROF_STOP__COUNT + 1)
 #define UWPROF_PF_STOP__COUNT		(UWPROF_STOP__COUNT + 2)

@@ -348,10 +348,10 @@ enum uwprof_stop {
  */
 #define UWPROF_SAMPLE_OFF_CPU		(1U << 11)
 /*
- * Taken inside execve after the old image's address space was replaced
- * and before the new image's registers were set: the user registers
- * belong to an image that is gone, so the sample has no user frames, and
- * UWPROF_STOP_READ as its stop reason.
+ * Taken inside execve after the old image's address space was replaced,
+ * where the user registers and the process's uploaded mappings belong to
+ * different images: the sample has no user frames, and UWPROF_STOP_READ
+ * as its stop reason.
  */
 #define UWPROF_SAMPLE_EXEC		(1U << 12)
 
