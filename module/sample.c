@@ -227,7 +227,7 @@ static u32 uwprof_sample_snapshot(const struct uwprof_sampler *sp, void *dst,
  * one's. Before exec_mmap() registers, mm and mappings all match, and
  * every mm of a running program has start_code set.
  */
-static bool uwprof_sample_in_exec_gap(const struct pt_regs *uregs)
+static bool uwprof_sample_in_exec_gap(struct pt_regs *uregs)
 {
 	const struct mm_struct *mm = current->mm;
 
