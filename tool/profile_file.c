@@ -513,6 +513,7 @@ const char *uwprof_pf_stop_name(unsigned int stop)
 		[UWPROF_STOP_BAD_PC] = "bad-pc",
 		[UWPROF_STOP_NO_PROCESS] = "process-not-uploaded-yet",
 		[UWPROF_PF_STOP_SNAPSHOT_SHORT] = "snapshot-too-short",
+		[UWPROF_PF_STOP_EXEC] = "in-execve",
 	};
 
 	return stop < UWPROF_PF_STOP__COUNT && names[stop] ? names[stop] : "unknown";

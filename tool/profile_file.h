@@ -219,12 +219,19 @@ struct uwprof_pf_maps_fixed {
 };
 
 /*
- * A stop reason the tool adds to the module's (enum uwprof_stop) in a
- * sample's low flags byte: a walk the tool finished from the sample's
- * stack snapshot needed stack beyond the copy.
+ * Stop reasons the tool adds to the module's (enum uwprof_stop) in a
+ * sample's low flags byte. SNAPSHOT_SHORT: a walk the tool finished from
+ * the sample's stack snapshot needed stack beyond the copy.
  */
 #define UWPROF_PF_STOP_SNAPSHOT_SHORT	UWPROF_STOP__COUNT
-#define UWPROF_PF_STOP__COUNT		(UWPROF_STOP__COUNT + 1)
+/*
+ * The sample was taken inside execve between the release of the old
+ * image's address space and the new image's first instruction
+ * (UWPROF_SAMPLE_EXEC): the module recorded no user frames, since the
+ * registers and the mappings belong to different images.
+ */
+#define UWPROF_PF_STOP_EXEC		(UWPROF_STOP__COUNT + 1)
+#define UWPROF_PF_STOP__COUNT		(UWPROF_STOP__COUNT + 2)
 
 /*
  * uwprof_pf_sample_fixed.flags, besides the module's UWPROF_SAMPLE_*: the
