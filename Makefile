@@ -12,7 +12,10 @@
 #   make check            every test: host tests and the four guest targets
 #   make matrix           module builds and in-guest suite on every supported
 #                         kernel (5.10, 6.1, 6.12, 6.12-rt, unstable)
-#   make accuracy         stack-accuracy suite in the four guests, vs perf
+#   make accuracy         stack-accuracy suite in the four guests, vs perf,
+#                         and the real-program suite (make realprog)
+#   make realprog         programs nobody here wrote (Debian's, Rust, Go,
+#                         node, LLD-linked C++), x86_64 and arm64, vs perf
 #   make bench            overhead figures, written to docs/results.md
 #   make dkms-install     install the module through DKMS
 #   make stress           in-guest stress and fuzz (x86_64 6.1, arm64 6.1
@@ -78,9 +81,11 @@ matrix: deps
 fuzz:
 	$(MAKE) -C tool fuzz
 
-# Stack accuracy against expected chains in all four guests (uwprof vs perf).
+# Stack accuracy against expected chains in all four guests (uwprof vs perf),
+# then on programs nobody here wrote.
 accuracy: deps
 	tests/accuracy/run
+	tests/realprog/run
 
 # Programs nobody here wrote (Debian's, Rust, Go, LLD-linked C++, node):
 # share of samples rooted, uwprof at its defaults vs perf --call-graph dwarf.

@@ -217,9 +217,30 @@ static u32 uwprof_sample_snapshot(const struct uwprof_sampler *sp, void *dst,
 }
 
 /*
+ * Whether current is inside execve with user registers and mappings that
+ * do not belong together. From exec_mmap() until the ELF loader has mapped
+ * the new image, the registers still describe the old image, whose address
+ * space is gone: the new mm comes zeroed from mm_alloc() and gets
+ * start_code only then. From start_thread() until the exec probe drops the
+ * process's mappings, the registers are the new image's (sp is still
+ * start_stack: no user code ran) but the mappings and tables the old
+ * one's. Before exec_mmap() registers, mm and mappings all match, and
+ * every mm of a running program has start_code set.
+ */
+static bool uwprof_sample_in_exec_gap(struct pt_regs *uregs)
+{
+	const struct mm_struct *mm = current->mm;
+
+	return current->in_execve &&
+	       (!READ_ONCE(mm->start_code) ||
+		user_stack_pointer(uregs) == READ_ONCE(mm->start_stack));
+}
+
+/*
  * Walks current's user stack from 'uregs' with the mappings of 'tgid' into
  * ips[] (at most max_depth frames); a process without mappings gets its pc
- * and UWPROF_STOP_NO_PROCESS. Context: NMI, hard IRQ or the scheduler with
+ * and UWPROF_STOP_NO_PROCESS, a task inside execve no frame and
+ * UWPROF_SAMPLE_EXEC in res->flags. Context: NMI, hard IRQ or the scheduler with
  * interrupts off, inside this CPU's ring guard (the scratch is its own).
  */
 void uwprof_sample_walk(struct uwprof_sampler *sp, struct uwprof_scratch *sc,
@@ -229,6 +250,12 @@ void uwprof_sample_walk(struct uwprof_sampler *sp, struct uwprof_scratch *sc,
 	struct uwprof_kenv kenv = {};
 	const struct uwprof_proc *p;
 
+	if (uwprof_sample_in_exec_gap(uregs)) {
+		res->nr = 0;
+		res->stop = UWPROF_STOP_READ;
+		res->flags = UWPROF_SAMPLE_EXEC;
+		return;
+	}
 	rcu_read_lock();
 	p = xa_load(&sp->s->procs, tgid);
 	if (p) {
@@ -334,7 +361,7 @@ void uwprof_sample_take(struct uwprof_sampler *sp, struct pt_regs *regs,
 	rec->tid = t->pid;
 	rec->cpu = cpu;
 	rec->flags = (res.stop & UWPROF_SAMPLE_STOP_MASK) |
-		     (res.flags & UWPROF_SAMPLE_FP_USED) |
+		     (res.flags & (UWPROF_SAMPLE_FP_USED | UWPROF_SAMPLE_EXEC)) |
 		     (user_mode(regs) ? 0 : UWPROF_SAMPLE_IN_KERNEL) |
 		     (snap ? UWPROF_SAMPLE_SNAPSHOT : 0);
 	rec->nr_kernel = nk;

@@ -349,23 +349,36 @@ static bool at_sigreturn(struct walk *w)
 	return uwprof_arch_is_sigreturn(code);
 }
 
-/*
- * Whether the call just before lr is a direct call to the code holding pc:
- * a bl whose target lies at most UWPROF_LEAF_MAX_SIZE below pc, made from
- * outside [target, pc]. A stale lr, left by a call the function itself
- * made, points after a call to some other function, or into the function.
- */
-static bool lr_calls_pc(struct walk *w)
+/* Whether 'target' is the start of the code holding pc, at most that far. */
+static bool enters_pc(const struct walk *w, u64 target)
 {
-	u64 call = w->lr - 4, target;
-	u8 code[4];
+	return target <= w->pc && w->pc - target <= UWPROF_LEAF_MAX_SIZE;
+}
 
-	if (!range_ok(w, call, sizeof(code)) ||
-	    UWPROF_ENV_READ(w->env, code, call, sizeof(code)) ||
+/*
+ * Whether the call just before the return address 'ret' enters the code
+ * holding pc: a direct call to it made from outside [target, pc], or a
+ * call to a PLT stub whose GOT slot holds it. A stale return address, left
+ * by a call the function itself made or by an earlier call of its caller,
+ * points after a call to some other function, or into the function.
+ */
+static bool ret_calls_pc(struct walk *w, u64 ret)
+{
+	u64 call = ret - UWPROF_ARCH_CALL_LEN, target, slot;
+	u8 code[UWPROF_PLT_STUB_READ];
+
+	if (!range_ok(w, call, UWPROF_ARCH_CALL_LEN) ||
+	    UWPROF_ENV_READ(w->env, code, call, UWPROF_ARCH_CALL_LEN) ||
 	    !uwprof_arch_call_target(code, call, &target))
 		return false;
-	return target <= w->pc && w->pc - target <= UWPROF_LEAF_MAX_SIZE &&
-	       (call < target || call > w->pc);
+	if (enters_pc(w, target))
+		return call < target || call > w->pc;
+	if (!range_ok(w, target, sizeof(code)) ||
+	    UWPROF_ENV_READ(w->env, code, target, sizeof(code)) ||
+	    !uwprof_arch_plt_slot(code, target, &slot) ||
+	    read_words(w, slot, &target, 1))
+		return false;
+	return enters_pc(w, strip_ra(w, target));
 }
 
 /*
@@ -390,12 +403,32 @@ static bool leaf_in_lr(struct walk *w)
 	    !(w->fp & (UWPROF_ARCH_FP_ALIGN - 1)) && !read_words(w, w->fp, rec, 2) &&
 	    strip_ra(w, rec[1]) == strip_ra(w, w->lr))
 		return false;
-	return !m || w->lr < m->start || w->lr >= m->end || lr_calls_pc(w);
+	return !m || w->lr < m->start || w->lr >= m->end ||
+	       ret_calls_pc(w, w->lr);
+}
+
+/*
+ * x86_64 code without a row (assembly without CFI, such as GMP's) is often
+ * a leaf that pushes nothing: in the first frame its return address is at
+ * sp, while rbp holds its caller's data or an outer frame's record, so
+ * following it would stop or skip the caller. The word at sp is taken as
+ * the return address when the call before it enters pc's code; a leaf
+ * that did push something holds data there, which does not pass.
+ */
+static bool leaf_at_sp(struct walk *w, u64 *ra)
+{
+	if (UWPROF_ARCH_LR_REGNO >= 0 || !w->exact || read_words(w, w->sp, ra, 1))
+		return false;
+	return *ra && *ra < w->limit &&
+	       uwprof_maps_find(w->req->maps, w->req->nr_maps, *ra - 1) &&
+	       ret_calls_pc(w, *ra);
 }
 
 /* No row to follow: signal trampoline by its code, else frame pointers. */
 static u32 step_no_row(struct walk *w, u32 flags, u32 reason, u32 *fp_used)
 {
+	u64 ra;
+
 	if (at_sigreturn(w))
 		return step_signal(w);
 	if (flags & UWPROF_UNWIND_NO_FP_FALLBACK)
@@ -404,6 +437,10 @@ static u32 step_no_row(struct walk *w, u32 flags, u32 reason, u32 *fp_used)
 	if (leaf_in_lr(w)) {
 		regs_lost(w);
 		return step_to(w, strip_ra(w, w->lr), w->sp, false, true);
+	}
+	if (leaf_at_sp(w, &ra)) {
+		regs_lost(w);
+		return step_to(w, ra, w->sp + 8, false, false);
 	}
 	return step_fp(w);
 }

@@ -194,7 +194,7 @@ struct uwprof_unwind_req {
 struct uwprof_unwind_res {
 	u32 nr;			/* frames in ips[], leaf first */
 	u32 stop;		/* enum uwprof_stop */
-	u32 flags;		/* UWPROF_SAMPLE_FP_USED */
+	u32 flags;		/* UWPROF_SAMPLE_FP_USED, _EXEC */
 	u32 fp_frames;		/* frames found by frame-pointer fallback */
 	u64 unknown_pc;		/* stop == UWPROF_STOP_NO_MAP: the pc, else 0 */
 	/*

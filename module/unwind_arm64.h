@@ -95,13 +95,48 @@ static inline bool uwprof_arch_is_sigreturn(const u8 *c)
 	return true;
 }
 
+#define UWPROF_ARCH_CALL_LEN		4
+
+static inline u32 uwprof_arm64_insn(const u8 *c)
+{
+	return c[0] | c[1] << 8 | c[2] << 16 | (u32)c[3] << 24;
+}
+
+/* Bytes of a PLT stub read to find its GOT slot. */
+#define UWPROF_PLT_STUB_READ		12
+
+/*
+ * The GOT slot a PLT stub loads its target from: adrp x16, page; ldr x17,
+ * [x16, #off], after a bti c where BTI stubs have one.
+ */
+static inline bool uwprof_arch_plt_slot(const u8 *c, u64 at, u64 *slot)
+{
+	u32 adrp = uwprof_arm64_insn(c), ldr;
+	s64 page;
+
+	if (adrp == 0xd503245f) {		/* bti c */
+		c += 4;
+		at += 4;
+		adrp = uwprof_arm64_insn(c);
+	}
+	ldr = uwprof_arm64_insn(c + 4);
+	if ((adrp & 0x9f00001f) != 0x90000010 ||	/* adrp x16 */
+	    (ldr & 0xffc003ff) != 0xf9400211)		/* ldr x17, [x16, #imm] */
+		return false;
+	page = ((adrp >> 29) & 3) | ((adrp >> 3) & 0x1ffffc);
+	if (page & 0x100000)
+		page -= 0x200000;
+	*slot = (at & ~0xfffULL) + (u64)(page << 12) + ((ldr >> 10) & 0xfff) * 8;
+	return true;
+}
+
 /*
  * The target of a direct call: bl <imm26 words>, little-endian. Indirect
  * calls (blr) name no target and return false.
  */
 static inline bool uwprof_arch_call_target(const u8 *c, u64 at, u64 *target)
 {
-	u32 insn = c[0] | c[1] << 8 | c[2] << 16 | (u32)c[3] << 24;
+	u32 insn = uwprof_arm64_insn(c);
 	s64 words = insn & 0x03ffffff;
 
 	if ((insn & 0xfc000000) != 0x94000000)

@@ -87,13 +87,43 @@ static inline bool uwprof_arch_is_sigreturn(const u8 *c)
 	return true;
 }
 
-/* The return address is on the stack, never in a register. */
+/* A direct call is e8 <rel32>, relative to the next instruction. */
+#define UWPROF_ARCH_CALL_LEN		5
+
+static inline s32 uwprof_x86_rel32(const u8 *c)
+{
+	return (s32)(c[0] | c[1] << 8 | c[2] << 16 | (u32)c[3] << 24);
+}
+
+/* The target of a direct call; indirect calls name none and return false. */
 static inline bool uwprof_arch_call_target(const u8 *c, u64 at, u64 *target)
 {
-	(void)c;
-	(void)at;
-	(void)target;
-	return false;
+	if (c[0] != 0xe8)
+		return false;
+	*target = at + UWPROF_ARCH_CALL_LEN + (u64)(s64)uwprof_x86_rel32(c + 1);
+	return true;
+}
+
+/* Bytes of a PLT stub read to find its GOT slot. */
+#define UWPROF_PLT_STUB_READ		11
+
+/*
+ * The GOT slot a PLT stub jumps through: jmp *rel32(%rip) (ff 25), after
+ * an endbr64 (f3 0f 1e fa) and a bnd prefix (f2) where IBT or MPX stubs
+ * have them.
+ */
+static inline bool uwprof_arch_plt_slot(const u8 *c, u64 at, u64 *slot)
+{
+	u32 i = 0;
+
+	if (c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa)
+		i = 4;
+	if (c[i] == 0xf2)
+		i++;
+	if (c[i] != 0xff || c[i + 1] != 0x25)
+		return false;
+	*slot = at + i + 6 + (u64)(s64)uwprof_x86_rel32(c + i + 2);
+	return true;
 }
 
 #endif /* _UWPROF_UNWIND_X86_64_H */

@@ -108,7 +108,8 @@ def c_values(scratch, consts, structs):
                     os.path.join(TOP, 'tool', 'profile_file.c'),
                     os.path.join(TOP, 'tool', 'profile_decode.c'),
                     os.path.join(TOP, 'tool', 'profile_write.c'),
-                    os.path.join(TOP, 'tool', 'atomic_file.c')], check=True)
+                    os.path.join(TOP, 'tool', 'atomic_file.c'),
+                    os.path.join(TOP, 'tool', 'u64map.c')], check=True)
     out = subprocess.run([exe], check=True, capture_output=True,
                          text=True).stdout
     const, size, member, stops = {}, {}, {}, []

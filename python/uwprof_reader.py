@@ -78,6 +78,7 @@ SAMPLE_FP_USED = 1 << 8
 SAMPLE_IN_KERNEL = 1 << 9
 SAMPLE_SNAPSHOT = 1 << 10
 SAMPLE_OFF_CPU = 1 << 11
+SAMPLE_EXEC = 1 << 12
 # By enum uwprof_stop value: the names of uwprof(1) STOP REASONS, which
 # the tool prints too.
 STOP_NAMES = ('complete', 'fp-chain-end', 'max-depth', 'no-mapping',
@@ -215,7 +216,11 @@ class Sample:
 
     @property
     def stop(self):
-        """Why the user stack ended (a name from STOP_NAMES)."""
+        """Why the user stack ended (a name from STOP_NAMES, or in-execve:
+        taken inside execve while the image was being replaced, no user
+        frames)."""
+        if self.flags & SAMPLE_EXEC:
+            return 'in-execve'
         n = self.flags & SAMPLE_STOP_MASK
         return STOP_NAMES[n] if n < len(STOP_NAMES) else str(n)
 

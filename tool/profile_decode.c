@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,7 +77,7 @@ static const char *const pf_type_name[] = {
 	[UWPROF_PF_THREAD] = "thread", [UWPROF_PF_KSYMS] = "ksyms",
 	[UWPROF_PF_JITSYMS] = "jitsyms",
 	[UWPROF_PF_STATS] = "stats", [UWPROF_PF_END] = "end",
-	[UWPROF_PF_OFF_CPU] = "off-cpu",
+	[UWPROF_PF_OFF_CPU] = "off-cpu", [UWPROF_PF_SAMPLES] = "samples",
 };
 
 #define PF_NR_TYPES	(sizeof(pf_type_name) / sizeof(pf_type_name[0]))
@@ -203,6 +204,291 @@ static int pf_sample(struct pf_priv *pp, struct pf_cur *c, int off)
 	return 0;
 }
 
+/* An unsigned LEB128 number of at most 'bits' bits. */
+static uint64_t cur_uleb(struct pf_cur *c, unsigned int bits)
+{
+	unsigned int shift = 0;
+	uint64_t v = 0;
+	uint8_t b;
+
+	do {
+		if (c->err)
+			return 0;
+		if (!c->left) {
+			c->err = -EINVAL;
+			c->why = "a number runs past the record";
+			return 0;
+		}
+		b = *c->p++;
+		c->left--;
+		/* The tenth byte holds bit 63 only, and ends the number. */
+		if (shift == 63 && (b & 0xfe)) {
+			c->err = -EINVAL;
+			c->why = "a number overflows 64 bits";
+			return 0;
+		}
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	if (bits < 64 && v >> bits) {
+		c->err = -EINVAL;
+		c->why = "a number overflows its field";
+		return 0;
+	}
+	return v;
+}
+
+static uint64_t pf_unzigzag(uint64_t z)
+{
+	return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
+}
+
+#define PF_IPS_BLOCK	(64U << 10)	/* ips */
+
+/*
+ * Room for n ips that stay where they are. The stacks' ips are the one
+ * thing a version 2 file expands into (a stack shares its root side with
+ * an earlier one): past PF_IPS_MAX_BYTES plus 64 times the file's size
+ * the file is refused rather than the memory taken.
+ */
+#define PF_IPS_MAX_BYTES	(1ULL << 30)
+
+static uint64_t *pf_ips_alloc(struct pf_priv *pp, size_t n, struct pf_cur *c)
+{
+	size_t size = n > PF_IPS_BLOCK ? n : PF_IPS_BLOCK;
+	uint64_t *b;
+
+	if ((pp->ips_total + n) * 8 > PF_IPS_MAX_BYTES + 64 * (uint64_t)pp->pub.size) {
+		c->why = "its stacks expand past the reader's memory limit";
+		return NULL;
+	}
+	pp->ips_total += n;
+	if (n <= pp->ips_free) {
+		b = pp->ips_blocks[pp->nr_ips_blocks - 1] + PF_IPS_BLOCK - pp->ips_free;
+		pp->ips_free -= n;
+		return b;
+	}
+	if (VEC_RESERVE(pp->ips_blocks, pp->cap_ips_blocks, pp->nr_ips_blocks + 1,
+			16))
+		return NULL;
+	b = malloc(size * 8);
+	if (!b)
+		return NULL;
+	/* A block of its own for a long stack keeps the last one's room. */
+	if (size > PF_IPS_BLOCK && pp->nr_ips_blocks) {
+		pp->ips_blocks[pp->nr_ips_blocks] = pp->ips_blocks[pp->nr_ips_blocks - 1];
+		pp->ips_blocks[pp->nr_ips_blocks - 1] = b;
+	} else {
+		pp->ips_blocks[pp->nr_ips_blocks] = b;
+		pp->ips_free = size - n;
+	}
+	pp->nr_ips_blocks++;
+	return b;
+}
+
+/* The stack with this id, or NULL with the reason in pp->why. */
+static const struct pf_stack *pf_stack_find(struct pf_priv *pp, uint64_t id,
+					    const char *what)
+{
+	uint32_t idx;
+
+	if (uwprof_u64map_get(&pp->stack_ids, id, &idx))
+		return &pp->stacks[idx];
+	snprintf(pp->why, sizeof(pp->why),
+		 "%s stack id %llu not defined before its use", what,
+		 (unsigned long long)id);
+	return NULL;
+}
+
+/* Fields of a stack entry after its first byte. */
+struct pf_stack_head {
+	uint64_t	id, flags, nr_kernel, nr_user, parent, shared;
+};
+
+/* A stack entry: its ips made whole from its own and its parent's. */
+static int pf_stack_entry(struct pf_priv *pp, struct pf_cur *c)
+{
+	const struct pf_stack *par = NULL;
+	struct pf_stack_head h;
+	struct pf_stack *st;
+	uint64_t *ips, prev;
+	size_t n, i;
+	int ret;
+
+	h.id = cur_uleb(c, 32);
+	h.flags = cur_uleb(c, 32);
+	h.nr_kernel = cur_uleb(c, 16);
+	h.nr_user = cur_uleb(c, 16);
+	h.parent = cur_uleb(c, 33);
+	h.shared = cur_uleb(c, 32);
+	if (c->err)
+		return c->err;
+	n = (size_t)(h.nr_kernel + h.nr_user);
+	/* Before 'par' points into the array. */
+	if (VEC_RESERVE(pp->stacks, pp->cap_stacks, pp->nr_stacks + 1, 256))
+		return -ENOMEM;
+	if (h.parent && !(par = pf_stack_find(pp, h.parent - 1, "parent")))
+		return -EINVAL;
+	if (h.shared > n || (h.shared &&
+	    (!par || h.shared > (size_t)par->nr_kernel + par->nr_user))) {
+		c->why = "a stack shares more frames than it or its parent has";
+		return -EINVAL;
+	}
+	/* Each own ip takes at least a byte. */
+	if (n - h.shared > c->left) {
+		c->why = "a stack's ips run past the record";
+		return -EINVAL;
+	}
+	ips = pf_ips_alloc(pp, n ? n : 1, c);
+	if (!ips)
+		return c->why ? -EINVAL : -ENOMEM;
+	prev = h.shared ? par->ips[par->nr_kernel + par->nr_user - h.shared] : 0;
+	for (i = n - h.shared; i-- > 0;) {
+		ips[i] = prev + pf_unzigzag(cur_uleb(c, 64));
+		prev = ips[i];
+	}
+	if (c->err)
+		return c->err;
+	if (h.shared)
+		memcpy(ips + n - h.shared, par->ips + par->nr_kernel +
+		       par->nr_user - h.shared, 8 * h.shared);
+	ret = uwprof_u64map_put(&pp->stack_ids, h.id, (uint32_t)pp->nr_stacks);
+	if (ret < 0)
+		return ret;
+	if (!ret) {
+		snprintf(pp->why, sizeof(pp->why), "stack id %llu defined twice",
+			 (unsigned long long)h.id);
+		return -EINVAL;
+	}
+	st = &pp->stacks[pp->nr_stacks++];
+	st->ips = ips;
+	st->flags = (uint32_t)h.flags;
+	st->nr_kernel = (uint16_t)h.nr_kernel;
+	st->nr_user = (uint16_t)h.nr_user;
+	return 0;
+}
+
+/* The values a SAMPLES entry leaves out: the previous entry's. */
+struct pf_smp_prev {
+	uint64_t	time_ns, period;
+	uint32_t	tid, pid, cpu;
+};
+
+/* A sample entry after its first byte 'h'. */
+static int pf_sample_entry(struct pf_priv *pp, struct pf_cur *c, uint8_t h,
+			   struct pf_smp_prev *prev)
+{
+	struct uwprof_pf_sample *s = &pp->pub.samples[pp->pub.nr_samples];
+	const struct pf_stack *st;
+	uint64_t id, z;
+
+	id = cur_uleb(c, 32);
+	z = cur_uleb(c, 64);
+	if (c->err)
+		return c->err;
+	st = pf_stack_find(pp, id, "sample's");
+	if (!st)
+		return -EINVAL;
+	prev->time_ns += pf_unzigzag(z);
+	if (h & UWPROF_PF_SMP_TID)
+		prev->tid = (uint32_t)cur_uleb(c, 32);
+	if (h & UWPROF_PF_SMP_PID)
+		prev->pid = (uint32_t)cur_uleb(c, 32);
+	if (h & UWPROF_PF_SMP_CPU)
+		prev->cpu = (uint32_t)cur_uleb(c, 32);
+	if (h & UWPROF_PF_SMP_PERIOD)
+		prev->period = cur_uleb(c, 64);
+	if (c->err)
+		return c->err;
+	s->time_ns = prev->time_ns;
+	s->pid = prev->pid;
+	s->tid = prev->tid;
+	s->cpu = prev->cpu;
+	s->flags = st->flags;
+	s->period = prev->period;
+	s->nr_kernel = st->nr_kernel;
+	s->nr_user = st->nr_user;
+	s->ips = st->ips;
+	pp->pub.nr_samples++;
+	return 0;
+}
+
+/* What is wrong with an entry's first byte, or NULL. */
+static const char *pf_entry_bad(uint8_t h, int samples_done, int stacks_done)
+{
+	const uint8_t stack = UWPROF_PF_SMP_ENTRY | UWPROF_PF_SMP_STACK;
+
+	if (!(h & UWPROF_PF_SMP_ENTRY))
+		return "an entry without its marker bit";
+	if ((h & UWPROF_PF_SMP_STACK) && h != stack)
+		return "a stack entry with sample field bits";
+	if (h & 0x30)
+		return "an entry with unknown bits";
+	if (h == stack && stacks_done)
+		return "more stack entries than the record says";
+	if (h != stack && samples_done)
+		return "more sample entries than the record says";
+	return NULL;
+}
+
+/* The SAMPLES entries: exactly the counts the record gives of each kind. */
+static int pf_samples_entries(struct pf_priv *pp, struct pf_cur *c,
+			      const struct uwprof_pf_samples_fixed *f)
+{
+	struct pf_smp_prev prev = { 0 };
+	uint32_t samples = 0, stacks = 0;
+	int ret;
+	uint8_t h;
+
+	while (samples < f->nr_samples || stacks < f->nr_stacks) {
+		if (cur_get(c, &h, 1))
+			return c->err;
+		c->why = pf_entry_bad(h, samples == f->nr_samples,
+				      stacks == f->nr_stacks);
+		if (c->why)
+			return -EINVAL;
+		if (h & UWPROF_PF_SMP_STACK) {
+			ret = pf_stack_entry(pp, c);
+			stacks++;
+		} else {
+			ret = pf_sample_entry(pp, c, h, &prev);
+			samples++;
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int pf_samples(struct pf_priv *pp, struct pf_cur *c)
+{
+	struct uwprof_pf *pf = &pp->pub;
+	struct uwprof_pf_samples_fixed f;
+	int ret;
+
+	if (cur_get(c, &f, sizeof(f)))
+		return c->err;
+	/* A sample entry takes at least three bytes, a stack entry seven. */
+	if (f.nr_samples > c->left / 3 || f.nr_stacks > c->left / 7)
+		return -EINVAL;
+	if (VEC_RESERVE(pf->samples, pp->cap_samples,
+			pf->nr_samples + f.nr_samples, 64))
+		return -ENOMEM;
+	ret = pf_samples_entries(pp, c, &f);
+	if (ret)
+		return ret;
+	if (c->left >= 8) {
+		c->why = "bytes after the last entry";
+		return -EINVAL;
+	}
+	for (; c->left; c->left--)
+		if (*c->p++) {
+			c->why = "padding is not zero";
+			return -EINVAL;
+		}
+	return 0;
+}
+
 static int pf_thread(struct pf_priv *pp, struct pf_cur *c)
 {
 	struct uwprof_pf_thread_fixed f;
@@ -310,6 +596,10 @@ int pf_decode_one(struct pf_priv *pp, uint32_t type, struct pf_cur *c)
 		return pf_sample(pp, c, 0);
 	case UWPROF_PF_OFF_CPU:
 		return pf_sample(pp, c, 1);
+	case UWPROF_PF_SAMPLES:
+		if (pf->hdr.version < 2)
+			break;
+		return pf_samples(pp, c);
 	case UWPROF_PF_LOST: {
 		struct uwprof_pf_lost_rec r;
 
@@ -345,7 +635,9 @@ int pf_decode_one(struct pf_priv *pp, uint32_t type, struct pf_cur *c)
 	case UWPROF_PF_HEADER:
 		return -EINVAL;	/* only one, and first */
 	default:
-		pf->skipped_recs++;
-		return 0;
+		break;
 	}
+	/* A type this version of the format does not have: skipped. */
+	pf->skipped_recs++;
+	return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "profile_file.h"
+#include "u64map.h"
 
 /*
  * A bounded cursor over one record's payload. The first failure sticks:
@@ -20,6 +21,15 @@ struct pf_cur {
 	const uint8_t	*p;
 	size_t		left;
 	int		err;
+	const char	*why;		/* what was wrong, when known */
+};
+
+/* A version 2 stack definition, as samples refer to it. */
+struct pf_stack {
+	const uint64_t	*ips;		/* in pf_priv.ips_blocks */
+	uint32_t	flags;
+	uint16_t	nr_kernel;
+	uint16_t	nr_user;
 };
 
 /* Strings are copied with a NUL so callers can use them as C strings. */
@@ -33,6 +43,15 @@ struct pf_priv {
 	struct uwprof_pf pub;
 	struct pf_strs strs;
 	size_t cap_objects, cap_maps, cap_samples, cap_exits, cap_threads;
+	struct uwprof_u64map stack_ids;	/* stack id -> index in stacks */
+	struct pf_stack *stacks;
+	size_t nr_stacks, cap_stacks;
+	/* The stacks' ips, in blocks that never move once allocated. */
+	uint64_t **ips_blocks;
+	size_t nr_ips_blocks, cap_ips_blocks;
+	size_t ips_free;		/* unused ips in the last block */
+	uint64_t ips_total;		/* ips held in all blocks */
+	char why[128];			/* a malformed record's detail */
 };
 
 /* The name of a record type for messages ("unknown" when not ours). */

@@ -24,6 +24,7 @@ _Static_assert(sizeof(struct uwprof_pf_obj_fixed) == 40, "object record");
 _Static_assert(sizeof(struct uwprof_pf_map) == 48, "map entry");
 _Static_assert(sizeof(struct uwprof_pf_maps_fixed) == 24, "maps record");
 _Static_assert(sizeof(struct uwprof_pf_sample_fixed) == 40, "sample record");
+_Static_assert(sizeof(struct uwprof_pf_samples_fixed) == 8, "samples record");
 _Static_assert(sizeof(struct uwprof_pf_lost_rec) == 24, "lost record");
 _Static_assert(sizeof(struct uwprof_pf_exit_rec) == 16, "exit record");
 _Static_assert(sizeof(struct uwprof_pf_thread_fixed) == 16, "thread record");
@@ -65,10 +66,11 @@ static long pf_file_header(struct uwprof_pf *pf, char *err, size_t errlen)
 			 pf->path);
 		return -EINVAL;
 	}
-	if (fh.version != UWPROF_PF_VERSION) {
+	if (fh.version < UWPROF_PF_VERSION_MIN || fh.version > UWPROF_PF_VERSION) {
 		snprintf(err, errlen,
-			 "%s: profile format version %u, this uwprof reads %u",
-			 pf->path, fh.version, UWPROF_PF_VERSION);
+			 "%s: profile format version %u, this uwprof reads %u to %u",
+			 pf->path, fh.version, UWPROF_PF_VERSION_MIN,
+			 UWPROF_PF_VERSION);
 		return -EINVAL;
 	}
 	if (fh.hdr_size < sizeof(fh) || (fh.hdr_size & 7) ||
@@ -132,6 +134,8 @@ static int pf_record(struct pf_priv *pp, size_t off,
 	c.p = pf->data + off + sizeof(*r);
 	c.left = r->size - sizeof(*r);
 	c.err = 0;
+	c.why = NULL;
+	pp->why[0] = 0;
 	if (first && r->type != UWPROF_PF_HEADER) {
 		snprintf(err, errlen,
 			 "%s: corrupt: first record at offset %zu is %s, not header",
@@ -144,9 +148,12 @@ static int pf_record(struct pf_priv *pp, size_t off,
 		return -ENOMEM;
 	}
 	if (ret) {
+		const char *why = pp->why[0] ? pp->why : c.why;
+
 		snprintf(err, errlen,
-			 "%s: corrupt: %s record at offset %zu (size %u) is malformed",
-			 pf->path, tn, off, r->size);
+			 "%s: corrupt: %s record at offset %zu (size %u) is malformed%s%s",
+			 pf->path, tn, off, r->size, why ? ": " : "",
+			 why ? why : "");
 		return -EINVAL;
 	}
 	return 0;
@@ -272,6 +279,11 @@ void uwprof_pf_close(struct uwprof_pf *pf)
 	free(pf->threads);
 	free(pf->ksyms);
 	free(pf->jitsyms);
+	free(pp->stacks);
+	for (i = 0; i < pp->nr_ips_blocks; i++)
+		free(pp->ips_blocks[i]);
+	free(pp->ips_blocks);
+	uwprof_u64map_free(&pp->stack_ids);
 	free(pf->path);
 	free(pp);
 }
@@ -501,6 +513,7 @@ const char *uwprof_pf_stop_name(unsigned int stop)
 		[UWPROF_STOP_BAD_PC] = "bad-pc",
 		[UWPROF_STOP_NO_PROCESS] = "process-not-uploaded-yet",
 		[UWPROF_PF_STOP_SNAPSHOT_SHORT] = "snapshot-too-short",
+		[UWPROF_PF_STOP_EXEC] = "in-execve",
 	};
 
 	return stop < UWPROF_PF_STOP__COUNT && names[stop] ? names[stop] : "unknown";

@@ -33,9 +33,15 @@
  *		'time_ns'; later MAPS of the same pid replace earlier ones
  *		(dlopen, exec). See uwprof_pf_maps_for() for which applies to a
  *		sample.
+ *  SAMPLES	struct uwprof_pf_samples_fixed, then nr_samples + nr_stacks
+ *		entries of variable length (below) in any order, then zero
+ *		padding: the samples, and the definitions of the stacks they
+ *		are the first to have. Version 2.
  *  SAMPLE	struct uwprof_pf_sample_fixed, then (nr_kernel + nr_user)
  *		__u64 ips: kernel frames first, then user frames leaf first,
- *		exactly as the module's UWPROF_REC_SAMPLE.
+ *		exactly as the module's UWPROF_REC_SAMPLE. One sample with its
+ *		whole stack. Version 1 (still read in version 2; no longer
+ *		written).
  *  LOST	struct uwprof_pf_lost_rec: samples (or other module records)
  *		the kernel dropped because a ring was full.
  *  EXIT	struct uwprof_pf_exit_rec: a process exited or exec'd.
@@ -60,6 +66,39 @@
  *		thread was off CPU as its period. A type of its own, so that
  *		readers older than it skip these samples instead of counting
  *		them as CPU time; a SAMPLE record never carries the flag.
+ *		Version 1, like SAMPLE; in version 2 an off-CPU sample is a
+ *		SAMPLES entry whose stack has UWPROF_SAMPLE_OFF_CPU.
+ *
+ * SAMPLES entries. Each starts with one byte of UWPROF_PF_SMP_* bits,
+ * UWPROF_PF_SMP_ENTRY always among them (so that padding is never taken
+ * for an entry); the numbers after it are unsigned LEB128, and a "delta"
+ * is the zigzag-coded signed difference of two 64-bit values (modulo 2^64).
+ *
+ *  sample (UWPROF_PF_SMP_STACK clear): the stack id; the time as a delta
+ *	from the previous sample entry's; then, each only when its bit is
+ *	set, tid, pid, cpu and period. A field without its bit keeps the
+ *	previous sample entry's value. Each SAMPLES record starts from time,
+ *	tid, pid, cpu and period all zero.
+ *  stack (UWPROF_PF_SMP_STACK set, no other field bit): id, flags (as
+ *	uwprof_pf_sample_fixed.flags), nr_kernel, nr_user, parent (0: none,
+ *	else the parent's id + 1), shared; then n - shared ips, where n is
+ *	nr_kernel + nr_user. The stack's ips (kernel first, then user leaf
+ *	first, as in SAMPLE) are those n - shared ips, followed by the last
+ *	'shared' ips of the parent: the root side a stack has in common with
+ *	an earlier one is not repeated. The own ips are stored from the root
+ *	side toward the leaf, each as a delta from the ip after it (the
+ *	first of the shared ones, or 0 when none).
+ *
+ * A stack id is defined once in a file, before (in file order) any entry
+ * that names it, as a sample's stack or as a parent; ids need not be
+ * dense. A number wider than its field (16 bits for nr_kernel and
+ * nr_user, 32 for ids, flags, tid, pid, cpu and shared, 33 for parent,
+ * 64 otherwise), an
+ * id defined twice or named before its definition, or 'shared' beyond
+ * either stack makes the file corrupt. A steady profile repeats a few
+ * hundred stacks, so a sample costs a few bytes instead of its whole
+ * stack, and a new stack that differs from the previous sample's near
+ * the leaf only a few bytes more.
  *
  * Times are CLOCK_MONOTONIC nanoseconds (the module's sample clock), except
  * uwprof_pf_hdr_fixed.start_realtime_ns, which lets a report print wall
@@ -80,6 +119,7 @@
 #include <linux/uwprof.h>
 
 #include "atomic_file.h"
+#include "u64map.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the uwprof profile file is read and written on little-endian hosts only"
@@ -90,7 +130,8 @@
  * ------------------------------------------------------------------- */
 
 #define UWPROF_PF_MAGIC		"UWPROF\x01\x00"	/* 8 bytes */
-#define UWPROF_PF_VERSION	1
+#define UWPROF_PF_VERSION	2	/* written; 1 is still read */
+#define UWPROF_PF_VERSION_MIN	1
 
 struct uwprof_pf_file_hdr {
 	char		magic[8];	/* UWPROF_PF_MAGIC */
@@ -111,6 +152,7 @@ enum uwprof_pf_type {
 	UWPROF_PF_END		= 10,
 	UWPROF_PF_JITSYMS	= 11,
 	UWPROF_PF_OFF_CPU	= 12,
+	UWPROF_PF_SAMPLES	= 13,
 };
 
 struct uwprof_pf_rec {
@@ -177,12 +219,19 @@ struct uwprof_pf_maps_fixed {
 };
 
 /*
- * A stop reason the tool adds to the module's (enum uwprof_stop) in a
- * sample's low flags byte: a walk the tool finished from the sample's
- * stack snapshot needed stack beyond the copy.
+ * Stop reasons the tool adds to the module's (enum uwprof_stop) in a
+ * sample's low flags byte. SNAPSHOT_SHORT: a walk the tool finished from
+ * the sample's stack snapshot needed stack beyond the copy.
  */
 #define UWPROF_PF_STOP_SNAPSHOT_SHORT	UWPROF_STOP__COUNT
-#define UWPROF_PF_STOP__COUNT		(UWPROF_STOP__COUNT + 1)
+/*
+ * The sample was taken inside execve between the release of the old
+ * image's address space and the new image's first instruction
+ * (UWPROF_SAMPLE_EXEC): the module recorded no user frames, since the
+ * registers and the mappings belong to different images.
+ */
+#define UWPROF_PF_STOP_EXEC		(UWPROF_STOP__COUNT + 1)
+#define UWPROF_PF_STOP__COUNT		(UWPROF_STOP__COUNT + 2)
 
 /*
  * uwprof_pf_sample_fixed.flags, besides the module's UWPROF_SAMPLE_*: the
@@ -202,6 +251,19 @@ struct uwprof_pf_sample_fixed {
 	uint16_t	nr_user;
 	uint32_t	reserved;	/* zero */
 };
+
+struct uwprof_pf_samples_fixed {
+	uint32_t	nr_samples;	/* sample entries that follow */
+	uint32_t	nr_stacks;	/* stack entries among them */
+};
+
+/* A SAMPLES entry's first byte. */
+#define UWPROF_PF_SMP_TID	(1U << 0)	/* sample: a tid follows */
+#define UWPROF_PF_SMP_PID	(1U << 1)	/* sample: a pid follows */
+#define UWPROF_PF_SMP_CPU	(1U << 2)	/* sample: a cpu follows */
+#define UWPROF_PF_SMP_PERIOD	(1U << 3)	/* sample: a period follows */
+#define UWPROF_PF_SMP_STACK	(1U << 6)	/* a stack definition */
+#define UWPROF_PF_SMP_ENTRY	(1U << 7)	/* always set */
 
 struct uwprof_pf_lost_rec {
 	uint64_t	time_ns;	/* when the reader saw the count */
@@ -236,7 +298,7 @@ struct uwprof_pf_jit_fixed {
 /* Totals at the end of recording (from the module's STATS and the tool). */
 struct uwprof_pf_stats {
 	uint64_t	end_mono_ns;
-	uint64_t	samples;	/* SAMPLE records in the file */
+	uint64_t	samples;	/* samples in the file */
 	uint64_t	lost;		/* sum of the LOST records */
 	uint64_t	filtered;	/* samples of processes not profiled (-- CMD) */
 	uint64_t	events;		/* module: overflow-handler calls */
@@ -257,8 +319,9 @@ struct uwprof_pf_stats {
 /* ---------------------------------------------------------------------
  * Reader: uwprof_pf_open() maps and checks the whole file and fills the
  * arrays of struct uwprof_pf; pointers (strings, ips, images) point into
- * the mapping and stay valid until uwprof_pf_close(). Strings are
- * NUL-terminated copies.
+ * the mapping, or for a version 2 file's ips into the stacks the reader
+ * made whole, and stay valid until uwprof_pf_close(). Samples of the same
+ * stack share its ips. Strings are NUL-terminated copies.
  * ------------------------------------------------------------------- */
 
 struct uwprof_pf_header {
@@ -431,6 +494,15 @@ const struct uwprof_pf_ksym *uwprof_pf_ksym_find(const struct uwprof_pf *pf,
  * file. 'err' holds one line naming the path.
  * ------------------------------------------------------------------- */
 
+/* A stack the writer has defined: its ips are at ips_off in st_ips. */
+struct uwprof_pfw_stack {
+	uint64_t	ips_off;
+	uint32_t	id;
+	uint32_t	flags;
+	uint16_t	nr_kernel;
+	uint16_t	nr_user;
+};
+
 struct uwprof_pfw {
 	struct uwprof_afile out;	/* temporary file, renamed at commit */
 	int		error;		/* first negative errno, sticky */
@@ -439,6 +511,22 @@ struct uwprof_pfw {
 	size_t		cap;
 	uint64_t	written;	/* bytes handed to the file so far */
 	char		err[512];
+	/* Stacks written so far: content hash (+ probe) -> index in stacks. */
+	struct uwprof_u64map st_map;
+	struct uwprof_pfw_stack *stacks;
+	size_t		nr_stacks, cap_stacks;
+	uint64_t	*st_ips;
+	size_t		nr_st_ips, cap_st_ips;
+	uint64_t	next_stack_id;
+	uint64_t	nr_stack_defs;	/* stack entries written */
+	size_t		last_stack;	/* the previous sample's, in stacks */
+	int		has_last;
+	/* The SAMPLES record being built, and the values its entries follow. */
+	uint8_t		*sb;
+	size_t		sb_len, sb_cap;
+	uint32_t	sb_count, sb_stacks;
+	uint32_t	sb_tid, sb_pid, sb_cpu;
+	uint64_t	sb_time, sb_period;
 };
 
 struct uwprof_pfw_header_in {
@@ -457,7 +545,11 @@ int uwprof_pfw_object(struct uwprof_pfw *w, const struct uwprof_pf_obj_fixed *o,
 int uwprof_pfw_maps(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
 		    const char *comm, const struct uwprof_pf_map *maps,
 		    uint32_t nr_maps);
-/* A module sample record, copied out of a ring and already checked. */
+/*
+ * A module sample record, copied out of a ring and already checked. It
+ * joins the SAMPLES record being built, after its stack's definition when
+ * no sample before had that stack.
+ */
 int uwprof_pfw_sample(struct uwprof_pfw *w, const struct uwprof_rec_sample *s);
 int uwprof_pfw_lost(struct uwprof_pfw *w, uint64_t time_ns, uint32_t cpu,
 		    uint64_t count);

@@ -15,10 +15,21 @@
 
 #include "atomic_file.h"
 #include "profile_file.h"
+#include "u64map.h"
 #include "vec.h"
 
 #define PF_FLUSH_AT	(1U << 20)
 #define PF_REC_MAX	(1U << 30)	/* no record of ours comes near this */
+/* A SAMPLES record closes at this many entries or bytes of them. */
+#define PF_BATCH_MAX	4096
+#define PF_BATCH_BYTES	(64U << 10)
+/*
+ * The stack table starts over past these (ids keep growing, so a stack
+ * seen again is written again under a new id): the writer's memory stays
+ * bounded on a profile whose stacks do not repeat.
+ */
+#define PF_STACKS_MAX	(1U << 20)
+#define PF_STACK_IPS_MAX (16U << 20)
 
 static int pfw_fail(struct uwprof_pfw *w, int error, const char *fmt, ...)
 {
@@ -104,10 +115,12 @@ static void pfw_pad(struct uwprof_pfw *w, size_t start)
 }
 
 /*
- * Starts a record of 'payload' bytes (before padding); returns the buffer
- * offset of its header, or a negative errno, also kept in w->error.
+ * Starts a record of 'payload' bytes (before padding) after the samples
+ * batched so far (pfw_begin) or, for the batch itself, without writing
+ * them first (pfw_begin_raw); returns the buffer offset of its header, or
+ * a negative errno, also kept in w->error.
  */
-static long pfw_begin(struct uwprof_pfw *w, uint32_t type, size_t payload)
+static long pfw_begin_raw(struct uwprof_pfw *w, uint32_t type, size_t payload)
 {
 	struct uwprof_pf_rec r;
 	size_t total = (sizeof(r) + payload + 7) & ~(size_t)7;
@@ -131,6 +144,37 @@ static int pfw_end(struct uwprof_pfw *w, long start)
 	if (w->len >= PF_FLUSH_AT)
 		return pfw_flush(w);
 	return 0;
+}
+
+/* The batched entries as one SAMPLES record; the next batch starts afresh. */
+static int pfw_batch_out(struct uwprof_pfw *w)
+{
+	struct uwprof_pf_samples_fixed f = {
+		.nr_samples = w->sb_count, .nr_stacks = w->sb_stacks,
+	};
+	long start;
+
+	if (!w->sb_count && !w->sb_stacks)
+		return w->error;
+	start = pfw_begin_raw(w, UWPROF_PF_SAMPLES, sizeof(f) + w->sb_len);
+	if (start >= 0) {
+		pfw_put(w, &f, sizeof(f));
+		pfw_put(w, w->sb, w->sb_len);
+		pfw_end(w, start);
+	}
+	w->sb_len = 0;
+	w->sb_count = w->sb_stacks = 0;
+	w->sb_tid = w->sb_pid = w->sb_cpu = 0;
+	w->sb_time = w->sb_period = 0;
+	return w->error;
+}
+
+/* Every record keeps its place after the samples before it. */
+static long pfw_begin(struct uwprof_pfw *w, uint32_t type, size_t payload)
+{
+	if (pfw_batch_out(w))
+		return w->error;
+	return pfw_begin_raw(w, type, payload);
 }
 
 int uwprof_pfw_open(struct uwprof_pfw *w, const char *path,
@@ -205,24 +249,196 @@ int uwprof_pfw_maps(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
 	return pfw_end(w, start);
 }
 
+/* Unsigned LEB128 of 'v' at 'p'; returns its length (at most 10). */
+static size_t pf_uleb(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+/* Zigzag: a negative difference costs as few bytes as a positive one. */
+static uint64_t pf_zigzag(uint64_t d)
+{
+	return (d << 1) ^ (uint64_t)-(int64_t)(d >> 63);
+}
+
+static uint64_t pf_stack_hash(const struct uwprof_rec_sample *s, size_t n)
+{
+	uint64_t h = ((uint64_t)s->flags << 32 | (uint64_t)s->nr_kernel << 16 |
+		      s->nr_user) * 0x9e3779b97f4a7c15ULL;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h = (h ^ s->ips[i]) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+static int pfw_stack_same(const struct uwprof_pfw *w,
+			  const struct uwprof_pfw_stack *st,
+			  const struct uwprof_rec_sample *s, size_t n)
+{
+	return st->flags == s->flags && st->nr_kernel == s->nr_kernel &&
+	       st->nr_user == s->nr_user &&
+	       (!n || !memcmp(w->st_ips + st->ips_off, s->ips, 8 * n));
+}
+
+/* Forgets every stack (see PF_STACKS_MAX); their ids stay used. */
+static void pfw_stacks_reset(struct uwprof_pfw *w)
+{
+	uwprof_u64map_free(&w->st_map);
+	w->nr_stacks = 0;
+	w->nr_st_ips = 0;
+	w->has_last = 0;
+}
+
+/*
+ * The batch entry defining stack 'st' (its ips already in st_ips), its
+ * root side shared with the previous sample's stack where they agree.
+ */
+static int pfw_stack_def(struct uwprof_pfw *w, const struct uwprof_pfw_stack *st)
+{
+	const struct uwprof_pfw_stack *p = w->has_last ?
+					   &w->stacks[w->last_stack] : NULL;
+	const uint64_t *ips = w->st_ips + st->ips_off, *pips;
+	size_t n = (size_t)st->nr_kernel + st->nr_user, pn, shared = 0, i, m;
+	uint64_t prev;
+	uint8_t *e;
+
+	if (p) {
+		pn = (size_t)p->nr_kernel + p->nr_user;
+		pips = w->st_ips + p->ips_off;
+		while (shared < n && shared < pn &&
+		       ips[n - 1 - shared] == pips[pn - 1 - shared])
+			shared++;
+	}
+	if (VEC_RESERVE(w->sb, w->sb_cap, w->sb_len + 1 + 6 * 10 + 10 * n, 4096))
+		return pfw_fail(w, -ENOMEM, "%s: out of memory", w->out.path);
+	e = w->sb + w->sb_len;
+	m = 0;
+	e[m++] = UWPROF_PF_SMP_ENTRY | UWPROF_PF_SMP_STACK;
+	m += pf_uleb(e + m, st->id);
+	m += pf_uleb(e + m, st->flags);
+	m += pf_uleb(e + m, st->nr_kernel);
+	m += pf_uleb(e + m, st->nr_user);
+	m += pf_uleb(e + m, shared ? (uint64_t)p->id + 1 : 0);
+	m += pf_uleb(e + m, shared);
+	prev = shared ? ips[n - shared] : 0;
+	for (i = n - shared; i-- > 0;) {
+		m += pf_uleb(e + m, pf_zigzag(ips[i] - prev));
+		prev = ips[i];
+	}
+	w->sb_len += m;
+	w->sb_stacks++;
+	w->nr_stack_defs++;
+	return 0;
+}
+
+/* Remembers a new stack under hash key 'key' and defines it in the batch. */
+static int pfw_stack_add(struct uwprof_pfw *w, const struct uwprof_rec_sample *s,
+			 size_t n, uint64_t key, uint32_t *id)
+{
+	struct uwprof_pfw_stack *st;
+
+	if (w->next_stack_id > UINT32_MAX)
+		return pfw_fail(w, -E2BIG, "%s: more than 2^32 distinct stacks",
+				w->out.path);
+	if (VEC_RESERVE(w->stacks, w->cap_stacks, w->nr_stacks + 1, 256) ||
+	    VEC_RESERVE(w->st_ips, w->cap_st_ips, w->nr_st_ips + n, 4096) ||
+	    uwprof_u64map_put(&w->st_map, key, (uint32_t)w->nr_stacks) < 0)
+		return pfw_fail(w, -ENOMEM, "%s: out of memory", w->out.path);
+	st = &w->stacks[w->nr_stacks];
+	st->ips_off = w->nr_st_ips;
+	st->id = (uint32_t)w->next_stack_id++;
+	st->flags = s->flags;
+	st->nr_kernel = s->nr_kernel;
+	st->nr_user = s->nr_user;
+	if (n)
+		memcpy(w->st_ips + w->nr_st_ips, s->ips, 8 * n);
+	w->nr_st_ips += n;
+	*id = st->id;
+	if (pfw_stack_def(w, st))
+		return w->error;
+	w->last_stack = w->nr_stacks++;
+	w->has_last = 1;
+	return 0;
+}
+
+/* The id of the sample's stack, defined now if it is new. */
+static int pfw_stack_id(struct uwprof_pfw *w, const struct uwprof_rec_sample *s,
+			uint32_t *id)
+{
+	size_t n = (size_t)s->nr_kernel + s->nr_user;
+	uint64_t key = pf_stack_hash(s, n);
+	uint32_t idx;
+
+	/* Distinct stacks with equal hashes take the next free keys. */
+	for (;; key++) {
+		if (!uwprof_u64map_get(&w->st_map, key, &idx))
+			break;
+		if (pfw_stack_same(w, &w->stacks[idx], s, n)) {
+			*id = w->stacks[idx].id;
+			w->last_stack = idx;
+			w->has_last = 1;
+			return 0;
+		}
+	}
+	if (w->nr_stacks >= PF_STACKS_MAX ||
+	    w->nr_st_ips + n > PF_STACK_IPS_MAX) {
+		pfw_stacks_reset(w);
+		key = pf_stack_hash(s, n);
+	}
+	return pfw_stack_add(w, s, n, key, id);
+}
+
 int uwprof_pfw_sample(struct uwprof_pfw *w, const struct uwprof_rec_sample *s)
 {
-	struct uwprof_pf_sample_fixed f = {
-		.time_ns = s->time_ns, .pid = s->pid, .tid = s->tid,
-		.cpu = s->cpu, .flags = s->flags, .period = s->period,
-		.nr_kernel = s->nr_kernel, .nr_user = s->nr_user,
-	};
-	size_t n = (size_t)s->nr_kernel + s->nr_user;
-	long start;
+	uint8_t e[1 + 6 * 10];
+	uint64_t dt = s->time_ns - w->sb_time;
+	uint32_t id = 0;
+	size_t n = 1;
 
-	start = pfw_begin(w, s->flags & UWPROF_SAMPLE_OFF_CPU ?
-			  UWPROF_PF_OFF_CPU : UWPROF_PF_SAMPLE, sizeof(f) + 8 * n);
-	if (start < 0)
+	if (w->error || pfw_stack_id(w, s, &id))
 		return w->error;
-	pfw_put(w, &f, sizeof(f));
-	if (n)
-		pfw_put(w, s->ips, 8 * n);
-	return pfw_end(w, start);
+	e[0] = UWPROF_PF_SMP_ENTRY;
+	n += pf_uleb(e + n, id);
+	n += pf_uleb(e + n, pf_zigzag(dt));
+	if (s->tid != w->sb_tid) {
+		e[0] |= UWPROF_PF_SMP_TID;
+		n += pf_uleb(e + n, s->tid);
+	}
+	if (s->pid != w->sb_pid) {
+		e[0] |= UWPROF_PF_SMP_PID;
+		n += pf_uleb(e + n, s->pid);
+	}
+	if (s->cpu != w->sb_cpu) {
+		e[0] |= UWPROF_PF_SMP_CPU;
+		n += pf_uleb(e + n, s->cpu);
+	}
+	if (s->period != w->sb_period) {
+		e[0] |= UWPROF_PF_SMP_PERIOD;
+		n += pf_uleb(e + n, s->period);
+	}
+	if (VEC_RESERVE(w->sb, w->sb_cap, w->sb_len + n, 4096))
+		return pfw_fail(w, -ENOMEM, "%s: out of memory", w->out.path);
+	memcpy(w->sb + w->sb_len, e, n);
+	w->sb_len += n;
+	w->sb_count++;
+	w->sb_time = s->time_ns;
+	w->sb_tid = s->tid;
+	w->sb_pid = s->pid;
+	w->sb_cpu = s->cpu;
+	w->sb_period = s->period;
+	if (w->sb_count >= PF_BATCH_MAX || w->sb_len >= PF_BATCH_BYTES)
+		return pfw_batch_out(w);
+	return 0;
 }
 
 /* A record that is one fixed-size struct. */
@@ -335,6 +551,13 @@ static void pfw_free(struct uwprof_pfw *w)
 {
 	free(w->buf);
 	w->buf = NULL;
+	free(w->sb);
+	w->sb = NULL;
+	free(w->stacks);
+	w->stacks = NULL;
+	free(w->st_ips);
+	w->st_ips = NULL;
+	uwprof_u64map_free(&w->st_map);
 }
 
 void uwprof_pfw_abort(struct uwprof_pfw *w)

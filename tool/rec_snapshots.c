@@ -17,9 +17,37 @@
 #include "recorder.h"
 
 /* A sample as it goes into the file, counted by how its stack ended. */
+/*
+ * A sample taken inside execve carries the module's UWPROF_STOP_READ; the
+ * file gives it a stop reason of its own, so that reports say why it has
+ * no user frames.
+ */
+static struct uwprof_rec_sample *rec_exec_sample(const struct uwprof_rec_sample *s)
+{
+	struct uwprof_rec_sample *c = malloc(s->hdr.size);
+
+	if (c) {
+		memcpy(c, s, s->hdr.size);
+		c->flags = (c->flags & ~UWPROF_SAMPLE_STOP_MASK) |
+			   UWPROF_PF_STOP_EXEC;
+	}
+	return c;
+}
+
 void rec_sample_out(struct recorder *r, const struct uwprof_rec_sample *s)
 {
-	uint32_t stop = s->flags & UWPROF_SAMPLE_STOP_MASK;
+	struct uwprof_rec_sample *exec = NULL;
+	uint32_t stop;
+
+	if (s->flags & UWPROF_SAMPLE_EXEC) {
+		exec = rec_exec_sample(s);
+		if (!exec) {
+			rec_out(r, -ENOMEM);
+			return;
+		}
+		s = exec;
+	}
+	stop = s->flags & UWPROF_SAMPLE_STOP_MASK;
 
 	if (stop < UWPROF_PF_STOP__COUNT)
 		r->stops[stop]++;
@@ -29,6 +57,7 @@ void rec_sample_out(struct recorder *r, const struct uwprof_rec_sample *s)
 		r->off_cpu_ns += s->period;
 	}
 	rec_out(r, uwprof_pfw_sample(&r->w, s));
+	free(exec);
 }
 
 /* The process's code, for the instructions the core inspects at a pc. */

@@ -1291,6 +1291,118 @@ static void test_signal(struct tap *t, struct world *w, int how_found)
 	expect(t, w, want, 2, UWPROF_STOP_BAD_PC, "signal frame with a kernel pc: BAD_PC");
 }
 
+/*
+ * A PLT stub at TEXT + F_GAP (the code[] region) whose GOT slot, at
+ * TEXT + F_GAP + 0x20, holds 'dest'.
+ */
+static void put_plt_stub(struct world *w, u64 dest)
+{
+	if (!ARM64) {
+		static const u8 jmp[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0xf2, 0xff, 0x25,
+					  0x15, 0x00, 0x00, 0x00 };
+
+		memcpy(w->code, jmp, sizeof(jmp));	/* slot: 11 + 0x15 */
+	} else {
+		u32 insn[2] = { 0x90000010,		/* adrp x16, . */
+				0xf9400211 | ((0x520 / 8) << 10) }; /* ldr x17, [x16, #0x520] */
+
+		memcpy(w->code, insn, sizeof(insn));
+	}
+	memcpy(w->code + 0x20, &dest, 8);
+}
+
+/* A direct call to 'target' whose return address is JIT + 0x80. */
+static void put_call(struct world *w, u64 target)
+{
+	u64 at = JIT + 0x80 - UWPROF_ARCH_CALL_LEN;
+
+	if (!ARM64) {
+		s32 rel = (s32)(target - (JIT + 0x80));
+
+		w->jit_code[3] = 0xe8;
+		memcpy(w->jit_code + 4, &rel, 4);
+	} else {
+		u32 bl = 0x94000000 | (u32)(((target - at) >> 2) & 0x03ffffff);
+
+		memcpy(w->jit_code + 4, &bl, 4);
+	}
+}
+
+/*
+ * Table-less code interrupted in a leaf whose return address is the
+ * word at sp (x86_64) or lr (arm64), pointing into the same table-less
+ * mapping: taken when the call before it enters pc's code, directly or
+ * through a PLT stub's GOT slot; else fp is followed (skipping the
+ * caller, as it must when the return address cannot be trusted).
+ */
+static void test_leaf_calls(struct tap *t, struct world *w)
+{
+	static const struct { int plt; u64 target; bool leaf; const char *what; } c[] = {
+		{ 0, JIT + 0x40, true, "a call to pc" },
+		{ 0, JIT + 0x20, true, "a call to the start of pc's code" },
+		{ 0, JIT + 0x100, false, "a call above pc" },
+		{ 0, JIT + 0x40 - UWPROF_LEAF_MAX_SIZE - 4, false, "a call too far below pc" },
+		{ 1, JIT + 0x20, true, "a call through a PLT stub to pc's code" },
+		{ 1, JIT + 0x100, false, "a call through a PLT stub elsewhere" },
+		{ 2, JIT + 0x20, false, "a call to code that is no PLT stub" },
+	};
+	const char *arch = ARM64 ? "arm64 lr" : "x86_64 word at sp";
+	char desc[160];
+	u64 want[3];
+	unsigned int i;
+
+	for (i = 0; i < NR(c); i++) {
+		world_init(w);
+		if (!ARM64) {
+			w->regs.sp = S;
+			put(w, S, JIT + 0x80);
+			w->regs.fp = S + 32;
+			put(w, S + 32, 0);
+			put(w, S + 40, TEXT + F_OUTER + 4);
+		} else {
+			build_chain(w, JIT + 0x80, TEXT + F_FP + 0x30, TEXT + F_OUTER + 4);
+			w->regs.fp = S + 32;
+		}
+		w->regs.pc = JIT + 0x40;
+		put_call(w, c[i].plt ? TEXT + F_GAP : c[i].target);
+		if (c[i].plt == 1)
+			put_plt_stub(w, c[i].target);
+		run(w, 0, 64);
+		want[0] = JIT + 0x40;
+		want[1] = c[i].leaf ? JIT + 0x80 : TEXT + F_OUTER + 4;
+		want[2] = TEXT + F_OUTER + 4;
+		snprintf(desc, sizeof(desc), "%s in the same table-less mapping after %s: %s",
+			 arch, c[i].what, c[i].leaf ? "return address" : "fp");
+		expect(t, w, want, c[i].leaf ? 3 : 2, UWPROF_STOP_OK, desc);
+	}
+	if (ARM64)
+		return;
+	/* A leaf that pushed a register holds data at sp: fp as before. */
+	world_init(w);
+	w->regs.pc = JIT + 0x40;
+	w->regs.sp = S - 8;
+	put(w, S - 8, 0x4141);
+	put(w, S, JIT + 0x80);
+	w->regs.fp = S + 32;
+	put(w, S + 32, 0);
+	put(w, S + 40, TEXT + F_OUTER + 4);
+	put_call(w, JIT + 0x40);
+	run(w, 0, 64);
+	want[0] = JIT + 0x40;
+	want[1] = TEXT + F_OUTER + 4;
+	expect(t, w, want, 2, UWPROF_STOP_OK, "x86_64 data at sp: fp");
+	/* Past the first frame the word at sp is not a leaf's. */
+	w->regs.pc = TEXT + F_A + 0x20;
+	w->regs.sp = S - 16;
+	put(w, S - 8, JIT + 0x40);
+	put(w, S - 16, 0);
+	run(w, 0, 64);
+	want[0] = TEXT + F_A + 0x20;
+	want[1] = JIT + 0x40;
+	want[2] = TEXT + F_OUTER + 4;
+	expect(t, w, want, 3, UWPROF_STOP_OK, "x86_64 table-less caller: fp, not the word at sp");
+}
+
 static void test_arch(struct tap *t, struct world *w)
 {
 	u64 want[8];
@@ -1376,40 +1488,8 @@ static void test_arch(struct tap *t, struct world *w)
 	want[1] = TEXT + F_OUTER + 4;
 	expect(t, w, want, 2, UWPROF_STOP_OK, "arm64 lr within the same table-less mapping: fp");
 
-	/*
-	 * The same, with a bl to pc's code just before lr (a PLT stub or a
-	 * leaf of that mapping): lr is the return address; a bl elsewhere,
-	 * or one made from between its target and pc, leaves lr stale.
-	 */
+	/* A bl to pc's code just before lr: test_leaf_calls(). */
 	{
-		static const struct { u64 target; bool leaf; const char *what; } c[] = {
-			{ JIT + 0x40, true, "a bl to pc" },
-			{ JIT + 0x20, true, "a bl to the start of pc's code" },
-			{ JIT + 0x100, false, "a bl above pc" },
-			{ JIT + 0x40 - UWPROF_LEAF_MAX_SIZE - 4, false, "a bl too far below pc" },
-		};
-		unsigned int i;
-
-		for (i = 0; i < NR(c); i++) {
-			u64 at = JIT + JIT_CALL + 4;
-			u32 bl = 0x94000000 | (u32)(((c[i].target - at) >> 2) & 0x03ffffff);
-
-			world_init(w);
-			build_chain(w, JIT + 0x80, TEXT + F_FP + 0x30, TEXT + F_OUTER + 4);
-			memcpy(w->jit_code + 4, &bl, 4);
-			w->regs.pc = JIT + 0x40;
-			w->regs.fp = S + 32;
-			run(w, 0, 64);
-			want[0] = JIT + 0x40;
-			want[1] = c[i].leaf ? JIT + 0x80 : TEXT + F_OUTER + 4;
-			want[2] = TEXT + F_OUTER + 4;
-			char desc[128];
-
-			snprintf(desc, sizeof(desc),
-				 "arm64 lr in the same table-less mapping after %s: %s",
-				 c[i].what, c[i].leaf ? "lr" : "fp");
-			expect(t, w, want, c[i].leaf ? 3 : 2, UWPROF_STOP_OK, desc);
-		}
 		/* A call from inside [target, pc]: the function's own, stale. */
 		world_init(w);
 		build_chain(w, JIT + 0x80, TEXT + F_FP + 0x30, TEXT + F_OUTER + 4);
@@ -1482,6 +1562,7 @@ int main(void)
 	test_signal(&t, w, BY_CODE);
 	test_signal(&t, w, AT_MAP_START);
 	test_arch(&t, w);
+	test_leaf_calls(&t, w);
 	tap_ok(&t, w->cached_walks && !w->cache_diffs,
 	       "rule cache: %u of %u cached walks differ from uncached ones, over %llu tables",
 	       w->cache_diffs, w->cached_walks, (unsigned long long)blob_loads);

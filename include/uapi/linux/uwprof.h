@@ -363,6 +363,13 @@ enum uwprof_stop {
  * (whose ring carries the record); the stack is the one it blocked with.
  */
 #define UWPROF_SAMPLE_OFF_CPU		(1U << 11)
+/*
+ * Taken inside execve after the old image's address space was replaced,
+ * where the user registers and the process's uploaded mappings belong to
+ * different images: the sample has no user frames, and UWPROF_STOP_READ
+ * as its stop reason.
+ */
+#define UWPROF_SAMPLE_EXEC		(1U << 12)
 
 #define UWPROF_HIST_BUCKETS	16	/* bucket i: [2^i, 2^(i+1)) x 64 ns */
 
