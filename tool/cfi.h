@@ -27,6 +27,7 @@ enum uwprof_unsup {
 	UWPROF_UNSUP_FP_EXPR,		/* fp saved by an expression */
 	UWPROF_UNSUP_RA_EXPR,		/* ra saved by an expression */
 	UWPROF_UNSUP_RANGE,		/* offset or register outside the row format */
+	UWPROF_UNSUP_STACK_SWITCH,	/* Go code on a switched stack, not decoded */
 	UWPROF_UNSUP__COUNT,
 };
 

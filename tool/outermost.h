@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Outermost frames the CFI does not mark. Go's toolchain writes
- * .debug_frame for every function, including the ones no caller returns
- * to (a goroutine's runtime.goexit, a thread's runtime.mstart, the main
- * thread's runtime.rt0_go), with an ordinary return-address rule: a walk
- * would go on into whatever lies above them on the stack. Their rows are
- * replaced by one that ends the walk as complete.
+ * Go frames the CFI does not describe. Go's toolchain writes .debug_frame
+ * for every function, including the ones no caller returns to (a
+ * goroutine's runtime.goexit, a thread's runtime.mstart, the main thread's
+ * runtime.rt0_go) and the ones that switch stacks, with an ordinary
+ * return-address rule: a walk would go on into whatever lies above them on
+ * the stack. The rows of outermost ones are replaced by one that ends the
+ * walk as complete. Those that move sp to the system stack for a vDSO call
+ * inside a frame of their own (runtime.nanotime1, runtime.walltime) get
+ * rows decoded from their code: the CFA from sp through the prologue and
+ * each epilogue, from Go's frame pointer everywhere else; one that does not
+ * decode as Go's amd64 frame (arm64's are not decoded) gets an unsupported
+ * rule, which stops the walk there with that reason.
  */
 #ifndef UWPROF_TOOL_OUTERMOST_H
 #define UWPROF_TOOL_OUTERMOST_H
@@ -15,15 +21,17 @@
 
 /* uwprof_cfi_fde.cie of an FDE replaced by an outermost frame's row. */
 #define UWPROF_OUTERMOST_CIE	(UINT32_MAX - 1)
+/* uwprof_cfi_fde.cie of a stack-switching Go function's FDE. */
+#define UWPROF_GOSWITCH_CIE	(UINT32_MAX - 2)
 
 /*
- * Marks the FDEs of the outermost functions of 'e' (found by name in its
- * symbol table; Go objects only), adding FDEs where the CFI has none.
- * Returns 0 or -ENOMEM.
+ * Marks the FDEs of the outermost and stack-switching functions of 'e'
+ * (found by name in its symbol table; Go objects only), adding FDEs where
+ * the CFI has none. Returns 0 or -ENOMEM.
  */
 int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c);
 
-/* Emits the single row of a marked FDE. */
+/* Emits the rows of a marked FDE. */
 int uwprof_outermost_run(const struct uwprof_elf *e,
 			 const struct uwprof_cfi_fde *f,
 			 uwprof_cfi_row_fn fn, void *ctx);

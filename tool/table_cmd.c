@@ -23,6 +23,7 @@ static const char *const unsup_name[UWPROF_UNSUP__COUNT] = {
 	[UWPROF_UNSUP_FP_EXPR] = "fp_expression",
 	[UWPROF_UNSUP_RA_EXPR] = "ra_expression",
 	[UWPROF_UNSUP_RANGE] = "out_of_range",
+	[UWPROF_UNSUP_STACK_SWITCH] = "stack_switch",
 };
 
 static const char *const source_name[] = {
