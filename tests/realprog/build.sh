@@ -4,7 +4,7 @@
 # A build-like run of Debian's own programs, each process living a
 # fraction of a second: the C compiler driver with its cc1 and as, a
 # compressor pair, an interpreter, shells; a few dozen processes in all.
-# Programs this machine lacks (the arm64 guest's root) are left out.
+# Programs the guest's root lacks are left out.
 #
 # usage: build.sh SOURCE.c SCRATCH_DIR ROUNDS
 src=$1
