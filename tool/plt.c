@@ -186,3 +186,79 @@ int uwprof_plt_run(const struct uwprof_elf *e, const struct uwprof_cfi_fde *f,
 		return -EINVAL;
 	return plt_walk(e, &e->plt[f->insn], fn, ctx);
 }
+
+/*
+ * aarch64 lazy resolvers: PLT0 pushes {x16, x30} below the caller's sp and
+ * branches to the resolver (glibc's _dl_runtime_resolve and
+ * _dl_runtime_profile), whose CFI takes the CFA to be the sp it was entered
+ * with and says x30 is saved at CFA + 8, above that CFA (a CFA from sp
+ * with x30 above it marks such an FDE). The caller's sp is
+ * the CFA + 16, so the rows of such an FDE move the CFA up by 16 and the
+ * saved registers' offsets down by 16; until the CFI says where x30 is, it
+ * is still in the register (PLT0 stored it, it did not change it).
+ */
+struct resolver_shift {
+	uwprof_cfi_row_fn	fn;
+	void			*ctx;
+	int			found;
+};
+
+static int resolver_probe(void *arg, uint64_t addr,
+			  const struct uwprof_rule *r, uint8_t reason)
+{
+	struct resolver_shift *rs = arg;
+
+	(void)addr;
+	(void)reason;
+	if (r->cfa_type == UWPROF_CFA_SP && r->ra_type == UWPROF_REG_AT_CFA &&
+	    r->ra_off > 0)
+		rs->found = 1;
+	return 0;
+}
+
+static void shift_reg(uint8_t type, int32_t *off)
+{
+	if (type == UWPROF_REG_AT_CFA || type == UWPROF_REG_VAL_CFA)
+		*off -= 16;
+}
+
+static int resolver_row(void *arg, uint64_t addr,
+			const struct uwprof_rule *r, uint8_t reason)
+{
+	struct resolver_shift *rs = arg;
+	struct uwprof_rule m = *r;
+	int32_t saved = m.saved_off;
+
+	if (m.cfa_type != UWPROF_CFA_SP && m.cfa_type != UWPROF_CFA_FP)
+		return rs->fn(rs->ctx, addr, r, reason);
+	m.cfa_off += 16;
+	shift_reg(m.fp_type, &m.fp_off);
+	shift_reg(m.ra_type, &m.ra_off);
+	if (m.ra_type == UWPROF_REG_UNDEF)
+		m.ra_type = UWPROF_REG_SAME;
+	if (m.saved_type == UWPROF_REG_AT_CFA) {
+		saved -= 16;
+		m.saved_off = (int16_t)saved;
+		if (saved != m.saved_off) {
+			m.saved_type = UWPROF_REG_SAME;
+			m.saved_reg = 0;
+			m.saved_off = 0;
+		}
+	}
+	return rs->fn(rs->ctx, addr, &m, reason);
+}
+
+int uwprof_plt_cfi_run(const struct uwprof_elf *e, struct uwprof_cfi *c,
+		       const struct uwprof_cfi_fde *f, uwprof_cfi_row_fn fn,
+		       void *ctx)
+{
+	struct resolver_shift rs = { .fn = fn, .ctx = ctx };
+	int ret;
+
+	if (e->arch != UWPROF_ARCH_ARM64)
+		return uwprof_cfi_run(c, f, fn, ctx);
+	ret = uwprof_cfi_run(c, f, resolver_probe, &rs);
+	if (ret || !rs.found)
+		return ret ? ret : uwprof_cfi_run(c, f, fn, ctx);
+	return uwprof_cfi_run(c, f, resolver_row, &rs);
+}

@@ -27,4 +27,13 @@ int uwprof_plt_add(const struct uwprof_elf *e, struct uwprof_cfi *c);
 int uwprof_plt_run(const struct uwprof_elf *e, const struct uwprof_cfi_fde *f,
 		   uwprof_cfi_row_fn fn, void *ctx);
 
+/*
+ * Emits the CFI rows of FDE 'f' as uwprof_cfi_run() does, except for an
+ * aarch64 lazy resolver entered from PLT0 (its CFI saves x30 above the
+ * CFA): its rows are moved so that the CFA is the caller's sp.
+ */
+int uwprof_plt_cfi_run(const struct uwprof_elf *e, struct uwprof_cfi *c,
+		       const struct uwprof_cfi_fde *f, uwprof_cfi_row_fn fn,
+		       void *ctx);
+
 #endif /* UWPROF_TOOL_PLT_H */

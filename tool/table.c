@@ -380,7 +380,7 @@ static int table_build(struct uwprof_cfi *c, const struct uwprof_elf *ex,
 			 f->cie == UWPROF_GOSWITCH_CIE)
 			ret = uwprof_outermost_run(ex, f, tb_row, b);
 		else
-			ret = uwprof_cfi_run(c, f, tb_row, b);
+			ret = uwprof_plt_cfi_run(ex, c, f, tb_row, b);
 		if (ret)
 			return ret;
 		if (f->hi > last_end)

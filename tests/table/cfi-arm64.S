@@ -3,7 +3,9 @@
  * aarch64 functions for the synthetic tests: a PAC-signed frame
  * (negate_ra_state, remembered and restored), the B-key augmentation, an
  * outermost frame (undefined x30), a frame-pointer CFA, a signal
- * trampoline and a CFA in a register the unwinder does not track.
+ * trampoline, a CFA in a register the unwinder does not track, and a lazy
+ * resolver entered from PLT0 (x30 saved above the CFA, as glibc's CFI
+ * says).
  */
 	.text
 
@@ -102,3 +104,21 @@ a_big:
 	ret
 	.cfi_endproc
 	.size	a_big, . - a_big
+
+	.globl	a_resolver
+	.type	a_resolver, %function
+a_resolver:
+	.cfi_startproc
+	nop
+	.cfi_rel_offset 30, 8
+	stp	x8, x9, [sp, #-32]!
+	.cfi_adjust_cfa_offset 32
+	.cfi_rel_offset 8, 0
+	.cfi_rel_offset 9, 8
+	ldp	x8, x9, [sp], #32
+	.cfi_adjust_cfa_offset -32
+	ldp	x17, x30, [sp], #16
+	.cfi_adjust_cfa_offset -16
+	br	x16
+	.cfi_endproc
+	.size	a_resolver, . - a_resolver
