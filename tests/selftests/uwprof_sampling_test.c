@@ -792,6 +792,78 @@ TEST_F(sampling, exec_reported_system_wide)
 	EXPECT_GE(st.exit_records, 1);
 }
 
+/* Samples taken inside execve, over every process. */
+struct exec_tally {
+	uint64_t samples, in_exec, bad;
+};
+
+static void on_exec_sample(const struct uwprof_rec_sample *s, uint32_t ring,
+			   void *priv)
+{
+	struct exec_tally *t = priv;
+
+	(void)ring;
+	t->samples++;
+	if (!(s->flags & UWPROF_SAMPLE_EXEC))
+		return;
+	t->in_exec++;
+	if (s->nr_user || (s->flags & UWPROF_SAMPLE_STOP_MASK) != UWPROF_STOP_READ)
+		t->bad++;
+}
+
+/* A child that forks and execs the chain (which exits at once) 'n' times. */
+static pid_t exec_loop(int n)
+{
+	pid_t pid = fork(), c;
+	int i;
+
+	if (pid)
+		return pid;
+	for (i = 0; i < n; i++) {
+		c = fork();
+		if (!c) {
+			execl(CHAIN, CHAIN, "0", (char *)NULL);
+			_exit(127);
+		}
+		if (c < 0 || waitpid(c, NULL, 0) != c)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+/*
+ * From exec_mmap() until the exec probe, registers and uploaded mappings
+ * belong to different images: such samples carry UWPROF_SAMPLE_EXEC, no
+ * user frame and UWPROF_STOP_READ. Hundreds of execs under a 1 kHz clock
+ * land in that gap many times.
+ */
+TEST_F(sampling, exec_gap_has_no_user_frames)
+{
+	struct exec_tally t = { 0 };
+	int status;
+
+	self->rd.on_sample = on_exec_sample;
+	self->rd.priv = &t;
+	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_SYSTEM_WIDE, 1000, 64, 0,
+			       NULL, 0));
+	self->child = exec_loop(300);
+	ASSERT_GT(self->child, 0);
+	ASSERT_EQ(0, uwt_rings_map(self->fd, &self->r));
+	while (waitpid(self->child, &status, WNOHANG) == 0) {
+		uwt_rings_drain(&self->r, &self->rd);
+		uwt_sleep_ms(50);
+	}
+	self->child = -1;
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
+	uwt_rings_drain(&self->r, &self->rd);
+	TH_LOG("%llu samples, %llu inside execve, %llu of them with user frames or another stop",
+	       (unsigned long long)t.samples, (unsigned long long)t.in_exec,
+	       (unsigned long long)t.bad);
+	EXPECT_GT(t.in_exec, 0);
+	EXPECT_EQ(0, t.bad);
+}
+
 TEST_F(sampling, unknown_process)
 {
 	uint32_t pid;
