@@ -7,6 +7,7 @@
 #include <gelf.h>
 #include <string.h>
 
+#include "goframe.h"
 #include "outermost.h"
 
 /*
@@ -26,12 +27,7 @@ static const char *const go_outermost[] = {
 	"runtime.morestack", "runtime.morestack.abi0",
 };
 
-/*
- * Go functions that move sp to the thread's system stack for a vDSO call
- * and back, inside a frame of their own: their CFI keeps computing the
- * CFA from sp, which then points into the other stack. They keep Go's
- * frame pointer, which their rows follow instead.
- */
+/* Go functions that switch sp inside a frame of their own (goframe.h). */
 static const char *const go_switching[] = {
 	"runtime.nanotime1", "runtime.nanotime1.abi0",
 	"runtime.walltime", "runtime.walltime.abi0",
@@ -98,159 +94,6 @@ static const uint8_t *code_at(const struct uwprof_elf *e, uint64_t lo,
 	return NULL;
 }
 
-/* A little-endian field of 1 or 4 bytes, sign-extended. */
-static int64_t imm(const uint8_t *p, int len)
-{
-	if (len == 1)
-		return (int8_t)p[0];
-	return (int32_t)(p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24);
-}
-
-/*
- * mov/lea between rbp and [rsp + d]: REX.W, 'opcode', ModRM 0x6c (d8) or
- * 0xac (d32), SIB 0x24, d. Returns the length and d, or 0.
- */
-static int x86_bp_rsp(const uint8_t *p, size_t n, uint8_t opcode, int64_t *d)
-{
-	int len;
-
-	if (n < 5 || p[0] != 0x48 || p[1] != opcode || p[3] != 0x24)
-		return 0;
-	len = p[2] == 0x6c ? 1 : p[2] == 0xac ? 4 : 0;
-	if (!len || n < (size_t)4 + len)
-		return 0;
-	*d = imm(p + 4, len);
-	return 4 + len;
-}
-
-/*
- * sub (ModRM 0xec) or add (0xc4) of an immediate to rsp: REX.W, 0x83 i8
- * or 0x81 i32. Returns the length and the immediate, or 0.
- */
-static int x86_rsp_imm(const uint8_t *p, size_t n, uint8_t modrm, int64_t *v)
-{
-	int len;
-
-	if (n < 4 || p[0] != 0x48 || p[2] != modrm)
-		return 0;
-	len = p[1] == 0x83 ? 1 : p[1] == 0x81 ? 4 : 0;
-	if (!len || n < (size_t)3 + len)
-		return 0;
-	*v = imm(p + 3, len);
-	return 3 + len;
-}
-
-#define X86_MOV_TO_MEM	0x89	/* mov %rbp,d(%rsp) */
-#define X86_MOV_TO_REG	0x8b	/* mov d(%rsp),%rbp */
-#define X86_LEA		0x8d	/* lea d(%rsp),%rbp */
-#define X86_SUB_RSP	0xec
-#define X86_ADD_RSP	0xc4
-#define X86_RET		0xc3
-
-/* Go's amd64 frame: sub $size,%rsp; mov %rbp,size-8(%rsp); lea size-8(%rsp),%rbp */
-struct go_frame {
-	int64_t		size;
-	unsigned int	save_bp;	/* offset of the mov */
-	unsigned int	set_bp;		/* offset of the lea */
-	unsigned int	body;		/* first offset where rbp is the frame's */
-};
-
-static int go_prologue(const uint8_t *p, size_t n, struct go_frame *g)
-{
-	int64_t d1 = 0, d2 = 0;
-	int l1, l2 = 0, l3 = 0;
-
-	l1 = x86_rsp_imm(p, n, X86_SUB_RSP, &g->size);
-	if (l1)
-		l2 = x86_bp_rsp(p + l1, n - l1, X86_MOV_TO_MEM, &d1);
-	if (l2)
-		l3 = x86_bp_rsp(p + l1 + l2, n - l1 - l2, X86_LEA, &d2);
-	if (!l3 || g->size < 16 || (g->size & 7) ||
-	    d1 != g->size - 8 || d2 != g->size - 8)
-		return -EINVAL;
-	g->save_bp = (unsigned int)l1;
-	g->set_bp = (unsigned int)(l1 + l2);
-	g->body = (unsigned int)(l1 + l2 + l3);
-	return 0;
-}
-
-/*
- * An epilogue at p: mov size-8(%rsp),%rbp; add $size,%rsp; ret. Returns
- * whether it is one, with the lengths of its first two instructions.
- */
-static int go_epilogue(const uint8_t *p, size_t n, const struct go_frame *g,
-		       int *l1, int *l2)
-{
-	int64_t d, v;
-
-	*l1 = x86_bp_rsp(p, n, X86_MOV_TO_REG, &d);
-	if (!*l1 || d != g->size - 8)
-		return 0;
-	*l2 = x86_rsp_imm(p + *l1, n - *l1, X86_ADD_RSP, &v);
-	return *l2 && v == g->size && (size_t)(*l1 + *l2) < n &&
-	       p[*l1 + *l2] == X86_RET;
-}
-
-static int go_switching_decode(const struct uwprof_elf *e, uint64_t lo,
-			       uint64_t hi, struct go_frame *g,
-			       const uint8_t **code)
-{
-	if (e->arch != UWPROF_ARCH_X86_64)
-		return -EOPNOTSUPP;
-	*code = code_at(e, lo, hi);
-	if (!*code)
-		return -ENOENT;
-	return go_prologue(*code, hi - lo, g);
-}
-
-/* Rows: CFA from sp, fp saved at CFA - 16 or unchanged; or CFA = fp + 16. */
-static int go_row(uwprof_cfi_row_fn fn, void *ctx, uint64_t at, int by_fp,
-		  int64_t cfa_off, int fp_saved)
-{
-	struct uwprof_rule r;
-
-	memset(&r, 0, sizeof(r));
-	r.cfa_type = by_fp ? UWPROF_CFA_FP : UWPROF_CFA_SP;
-	r.cfa_off = by_fp ? 16 : (int32_t)cfa_off;
-	r.fp_type = fp_saved ? UWPROF_REG_AT_CFA : UWPROF_REG_SAME;
-	r.fp_off = fp_saved ? -16 : 0;
-	r.ra_type = UWPROF_REG_AT_CFA;
-	r.ra_off = -8;
-	return fn(ctx, at, &r, UWPROF_CFI_NO_REASON);
-}
-
-/*
- * Rows of a switching function: sp-based through its prologue and each
- * epilogue, fp-based everywhere rbp holds its frame.
- */
-static int go_switching_run(const struct uwprof_cfi_fde *f,
-			    const uint8_t *code, const struct go_frame *g,
-			    uwprof_cfi_row_fn fn, void *ctx)
-{
-	size_t n = f->hi - f->lo, i;
-	int64_t sz = g->size;
-	int l1, l2, ret;
-
-	ret = go_row(fn, ctx, f->lo, 0, 8, 0);
-	if (!ret)
-		ret = go_row(fn, ctx, f->lo + g->save_bp, 0, sz + 8, 0);
-	if (!ret)
-		ret = go_row(fn, ctx, f->lo + g->set_bp, 0, sz + 8, 1);
-	if (!ret)
-		ret = go_row(fn, ctx, f->lo + g->body, 1, 0, 1);
-	for (i = g->body; !ret && i < n; i++) {
-		if (!go_epilogue(code + i, n - i, g, &l1, &l2))
-			continue;
-		ret = go_row(fn, ctx, f->lo + i + l1, 0, sz + 8, 0);
-		if (!ret)
-			ret = go_row(fn, ctx, f->lo + i + l1 + l2, 0, 8, 0);
-		i += l1 + l2;
-		if (!ret && i + 1 < n)
-			ret = go_row(fn, ctx, f->lo + i + 1, 1, 0, 1);
-	}
-	return ret;
-}
-
 int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 {
 	Elf_Scn *scn = NULL;
@@ -303,12 +146,13 @@ int uwprof_outermost_run(const struct uwprof_elf *e,
 {
 	const uint8_t *code;
 	struct uwprof_rule r;
-	struct go_frame g;
 
 	memset(&r, 0, sizeof(r));
 	if (f->cie == UWPROF_GOSWITCH_CIE) {
-		if (!go_switching_decode(e, f->lo, f->hi, &g, &code))
-			return go_switching_run(f, code, &g, fn, ctx);
+		code = code_at(e, f->lo, f->hi);
+		if (code && !uwprof_goframe_check(e->arch, code, f->hi - f->lo))
+			return uwprof_goframe_run(e->arch, code, f->lo, f->hi,
+						  fn, ctx);
 		/* Its CFI would lead into the other stack: stop there. */
 		r.cfa_type = UWPROF_CFA_UNSUPPORTED;
 		return fn(ctx, f->lo, &r, UWPROF_UNSUP_STACK_SWITCH);

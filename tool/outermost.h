@@ -6,12 +6,10 @@
  * runtime.rt0_go) and the ones that switch stacks, with an ordinary
  * return-address rule: a walk would go on into whatever lies above them on
  * the stack. The rows of outermost ones are replaced by one that ends the
- * walk as complete. Those that move sp to the system stack for a vDSO call
- * inside a frame of their own (runtime.nanotime1, runtime.walltime) get
- * rows decoded from their code: the CFA from sp through the prologue and
- * each epilogue, from Go's frame pointer everywhere else; one that does not
- * decode as Go's amd64 frame (arm64's are not decoded) gets an unsupported
- * rule, which stops the walk there with that reason.
+ * walk as complete. Those that switch sp inside a frame of their own get
+ * rows decoded from their code (goframe.h); one whose frame does not
+ * decode gets an unsupported rule, which stops the walk there with that
+ * reason.
  */
 #ifndef UWPROF_TOOL_OUTERMOST_H
 #define UWPROF_TOOL_OUTERMOST_H
