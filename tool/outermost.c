@@ -11,20 +11,35 @@
 #include "outermost.h"
 
 /*
- * Go functions no frame returns into, and those that switch to the
- * thread's system stack and call on there: their CFI describes the stack
- * they came from, so above them lies whatever that stack last held, not
- * their callers (Go's own tracebacks stop at them too). Sampled before the
- * switch, such a walk ends one frame early: short, never wrong. ABI0
- * assembly names carry ".abi0".
+ * Go functions no frame returns into (the ELF entry point among them: its
+ * CFI has the return address where the kernel put argc), and those that
+ * switch to the thread's system stack and call on there: their CFI
+ * describes the stack they came from, so above them lies whatever that
+ * stack last held, not their callers (Go's own tracebacks stop at them
+ * too). Sampled before the switch, such a walk ends one frame early:
+ * short, never wrong. ABI0 assembly names carry ".abi0".
  */
 static const char *const go_outermost[] = {
 	"runtime.goexit", "runtime.goexit.abi0",
 	"runtime.mstart", "runtime.mstart.abi0",
 	"runtime.rt0_go", "runtime.rt0_go.abi0",
+	"_rt0_amd64_linux", "_rt0_arm64_linux",
 	"runtime.systemstack", "runtime.systemstack.abi0",
 	"runtime.mcall", "runtime.mcall.abi0",
 	"runtime.morestack", "runtime.morestack.abi0",
+};
+
+/*
+ * The signal handler's entry, which Go marks as a top frame (its CFI ends
+ * the walk) although the kernel's signal frame lies above it. On arm64 Go
+ * leaves the return to the vDSO's sigreturn trampoline, which the walk
+ * knows by its code, so with rows from its frame pointer (goframe.h) a
+ * walk goes on into the interrupted code. On amd64 it returns through
+ * Go's own restorer, whose CFI describes no signal frame: there it stays
+ * a top frame.
+ */
+static const char *const go_signal_entry[] = {
+	"runtime.sigtramp", "runtime.sigtramp.abi0",
 };
 
 /* Go functions that switch sp inside a frame of their own (goframe.h). */
@@ -127,8 +142,10 @@ int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 			if (name && name_in(name, go_outermost,
 					    sizeof(go_outermost) / sizeof(go_outermost[0])))
 				cie = UWPROF_OUTERMOST_CIE;
-			else if (name && name_in(name, go_switching,
-						 sizeof(go_switching) / sizeof(go_switching[0])))
+			else if (name && (name_in(name, go_switching,
+						  sizeof(go_switching) / sizeof(go_switching[0])) ||
+					  (e->arch == UWPROF_ARCH_ARM64 &&
+					   name_in(name, go_signal_entry, 2))))
 				cie = UWPROF_GOSWITCH_CIE;
 			else
 				continue;
