@@ -217,7 +217,7 @@ int uwprof_goframe_check(uint16_t arch, const uint8_t *code, size_t n)
 }
 
 int uwprof_goframe_run(uint16_t arch, const uint8_t *code, uint64_t lo,
-		       uint64_t hi, uwprof_cfi_row_fn fn, void *ctx)
+		       uint64_t hi, int by_fp, uwprof_cfi_row_fn fn, void *ctx)
 {
 	const uint8_t step = arch == UWPROF_ARCH_ARM64 ? 4 : 1;
 	size_t n = hi - lo, i;
@@ -226,6 +226,8 @@ int uwprof_goframe_run(uint16_t arch, const uint8_t *code, uint64_t lo,
 	int ret;
 
 	ret = go_decode(arch, code, n, &g);
+	if (!ret && !by_fp)
+		g.in_body = g.in_saved;
 	if (!ret)
 		ret = fn(ctx, lo, &g.entry, UWPROF_CFI_NO_REASON);
 	if (!ret)

@@ -34,7 +34,9 @@ static const char *const go_outermost[] = {
  * the walk) although the kernel's signal frame lies above it. On arm64 Go
  * leaves the return to the vDSO's sigreturn trampoline, which the walk
  * knows by its code, so with rows from its frame pointer (goframe.h) a
- * walk goes on into the interrupted code. On amd64 it returns through
+ * walk goes on into the interrupted code. Its CFA comes from sp: it does
+ * not move sp, and the Go code it calls does not say where it keeps the
+ * frame pointer. On amd64 it returns through
  * Go's own restorer, whose CFI describes no signal frame: there it stays
  * a top frame.
  */
@@ -142,11 +144,12 @@ int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 			if (name && name_in(name, go_outermost,
 					    sizeof(go_outermost) / sizeof(go_outermost[0])))
 				cie = UWPROF_OUTERMOST_CIE;
-			else if (name && (name_in(name, go_switching,
-						  sizeof(go_switching) / sizeof(go_switching[0])) ||
-					  (e->arch == UWPROF_ARCH_ARM64 &&
-					   name_in(name, go_signal_entry, 2))))
+			else if (name && name_in(name, go_switching,
+						 sizeof(go_switching) / sizeof(go_switching[0])))
 				cie = UWPROF_GOSWITCH_CIE;
+			else if (name && e->arch == UWPROF_ARCH_ARM64 &&
+				 name_in(name, go_signal_entry, 2))
+				cie = UWPROF_GOSIGNAL_CIE;
 			else
 				continue;
 			ret = mark_range(c, lo, hi, cie);
@@ -165,10 +168,11 @@ int uwprof_outermost_run(const struct uwprof_elf *e,
 	struct uwprof_rule r;
 
 	memset(&r, 0, sizeof(r));
-	if (f->cie == UWPROF_GOSWITCH_CIE) {
+	if (f->cie == UWPROF_GOSWITCH_CIE || f->cie == UWPROF_GOSIGNAL_CIE) {
 		code = code_at(e, f->lo, f->hi);
 		if (code && !uwprof_goframe_check(e->arch, code, f->hi - f->lo))
 			return uwprof_goframe_run(e->arch, code, f->lo, f->hi,
+						  f->cie == UWPROF_GOSWITCH_CIE,
 						  fn, ctx);
 		/* Its CFI would lead into the other stack: stop there. */
 		r.cfa_type = UWPROF_CFA_UNSUPPORTED;

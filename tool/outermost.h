@@ -21,6 +21,8 @@
 #define UWPROF_OUTERMOST_CIE	(UINT32_MAX - 1)
 /* uwprof_cfi_fde.cie of a stack-switching Go function's FDE. */
 #define UWPROF_GOSWITCH_CIE	(UINT32_MAX - 2)
+/* uwprof_cfi_fde.cie of Go's signal handler entry (arm64). */
+#define UWPROF_GOSIGNAL_CIE	(UINT32_MAX - 3)
 
 /*
  * Marks the FDEs of the outermost and stack-switching functions of 'e'
