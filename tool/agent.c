@@ -26,6 +26,12 @@
 
 /* How often processes that are gone are dropped from the recorder's state. */
 #define AGENT_PRUNE_NS	(10ULL * 1000000000ULL)
+/*
+ * The loop's longest sleep: records, signals and requests wake it anyway
+ * (the ring reader's eventfd, the signalfd, the windows' eventfd); the
+ * timeout only bounds how late a held-back re-read or a prune comes.
+ */
+#define AGENT_WAIT_MS	1000
 
 struct agent_opts {
 	const char	*listen;
@@ -157,7 +163,7 @@ static int agent_parse(struct rec_opts *o, struct agent_opts *a, int argc,
 static void agent_loop(struct recorder *r, struct agent_wins *ws)
 {
 	uint64_t last_prune = mono_ns();
-	int wait_ms = 100;
+	int wait_ms = AGENT_WAIT_MS;
 
 	/* As record: get the CPU soon after a ring or a new process wakes us. */
 	setpriority(PRIO_PROCESS, 0, r->nice0 - 10 < -20 ? -20 : r->nice0 - 10);
@@ -166,7 +172,7 @@ static void agent_loop(struct recorder *r, struct agent_wins *ws)
 
 		rec_wait_events(r, wait_ms, ws->wake_fd);
 		rec_drain(r);
-		wait_ms = rec_procs_refresh(r, 0, 100);
+		wait_ms = rec_procs_refresh(r, 0, AGENT_WAIT_MS);
 		wait_ms = agent_wins_tick(ws, wait_ms);
 		rec_reap(r);
 		now = mono_ns();

@@ -48,10 +48,12 @@ int agent_wins_init(struct agent_wins *ws, struct recorder *r,
 		 tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
 	ws->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (ws->wake_fd < 0 || !mkdtemp(ws->dir)) {
-		snprintf(err, errlen, "%s: %s", ws->dir, strerror(errno));
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s", ws->dir, strerror(e));
 		if (ws->wake_fd >= 0)
 			close(ws->wake_fd);
-		return -errno;
+		return -e;
 	}
 	pthread_mutex_init(&ws->lock, NULL);
 	pthread_mutex_init(&ws->build_lock, NULL);
@@ -76,6 +78,7 @@ static void win_open(struct agent_wins *ws, struct agent_win *win)
 	rec_header_fill(r, ws->start_flags, &hd);
 	if (uwprof_pfw_open(&win->w, win->path, &hd.h)) {
 		win_fail(win, win->w.err);
+		uwprof_pfw_abort(&win->w);
 		return;
 	}
 	rec_objs_replay(r, &win->w);
