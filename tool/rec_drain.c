@@ -32,7 +32,7 @@ static void rec_thread(struct recorder *r, struct rec_proc *p, uint32_t tid)
 	t = rec_comm_at((pid_t)p->pid, (pid_t)tid, comm, sizeof(comm));
 	if (!comm[0])
 		return;
-	rec_out(r, uwprof_pfw_thread(&r->w, t, p->pid, tid, comm));
+	rec_w_thread(r, t, p->pid, tid, comm);
 	if (tid == p->pid && !p->first_name_ns)
 		p->first_name_ns = t;
 }
@@ -59,8 +59,8 @@ static void rec_name_before_exec(struct recorder *r, struct rec_proc *p,
 		return;
 	uwprof_pm_comm(pp, pp, comm, sizeof(comm));
 	if (comm[0])
-		rec_out(r, uwprof_pfw_thread(&r->w, exec_ns - 1, p->pid, p->pid,
-					     comm));
+		rec_w_thread(r, exec_ns - 1, p->pid, p->pid,
+			     comm);
 }
 
 /*
@@ -78,8 +78,8 @@ static void rec_fork(struct recorder *r, const struct uwprof_rec_fork *f)
 	c->ours = 1;
 	if (!pp->pf_maps || c->pf_maps)
 		return;
-	rec_out(r, uwprof_pfw_maps(&r->w, f->time_ns, c->pid, pp->comm,
-				   pp->pf_maps, pp->nr_pf_maps));
+	rec_w_maps(r, f->time_ns, c->pid, pp->comm,
+		   pp->pf_maps, pp->nr_pf_maps);
 	if (r->o.snapshot_size && pp->maps)
 		rec_proc_gen_push(c, pp->maps, pp->nr_maps, f->time_ns);
 }
@@ -132,7 +132,7 @@ static void rec_exit(struct recorder *r, const struct uwprof_rec_exit *e)
 	r->exits++;
 	if (e->exec)
 		rec_name_before_exec(r, p, e->time_ns);
-	rec_out(r, uwprof_pfw_exit(&r->w, e->time_ns, e->pid, e->exec));
+	rec_w_exit(r, e->time_ns, e->pid, e->exec);
 	/* What it published so far is complete for the image that ran. */
 	rec_jit_exit(r, p, e->exec);
 	/*
@@ -145,8 +145,8 @@ static void rec_exit(struct recorder *r, const struct uwprof_rec_exit *e)
 
 		memcpy(comm, e->comm, sizeof(e->comm));
 		comm[sizeof(e->comm)] = 0;
-		rec_out(r, uwprof_pfw_thread(&r->w, e->time_ns, e->pid,
-					     e->pid, comm));
+		rec_w_thread(r, e->time_ns, e->pid,
+			     e->pid, comm);
 	}
 	if (e->exec) {
 		p->execs++;
@@ -184,7 +184,7 @@ static int on_record(const struct uwprof_rec_hdr *h, uint32_t ring, void *priv)
 		const struct uwprof_rec_lost *l = (const void *)h;
 
 		r->lost += l->count;
-		rec_out(r, uwprof_pfw_lost(&r->w, mono_ns(), ring, l->count));
+		rec_w_lost(r, mono_ns(), ring, l->count);
 		break;
 	}
 	case UWPROF_REC_UNKNOWN_MAP:

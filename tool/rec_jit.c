@@ -40,8 +40,8 @@ static void jit_flush(struct jit_batch *b)
 {
 	if (!b->n)
 		return;
-	rec_out(b->r, uwprof_pfw_jitsyms(&b->r->w, mono_ns(), b->pid,
-					 b->source, b->v, b->n));
+	rec_w_jitsyms(b->r, mono_ns(), b->pid,
+		      b->source, b->v, b->n);
 	b->total += b->n;
 	b->n = 0;
 	b->used = 0;

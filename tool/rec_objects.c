@@ -127,7 +127,7 @@ static void obj_write(struct recorder *r, const struct rec_obj *o,
 	}
 	if (o->no_table)
 		r->objects_no_table++;
-	rec_out(r, uwprof_pfw_object(&r->w, &f, o->path, image, image_size));
+	rec_w_object(r, &f, o->path, image, image_size);
 }
 
 /* The object already known for a mapping, or NULL. */
@@ -243,6 +243,12 @@ struct rec_obj *rec_obj_for_vdso(struct recorder *r, pid_t pid,
 	r->nr_objs++;
 	r->vdso = o;
 	obj_write(r, o, img, size);
+	if (r->no_file && !r->vdso_image) {
+		/* The agent writes it again into every window it opens. */
+		r->vdso_image = img;
+		r->vdso_size = size;
+		return o;
+	}
 	free(img);
 	return o;
 }
@@ -349,3 +355,29 @@ void rec_prewarm_cmd(struct recorder *r)
 	waitpid(pid, &status, 0);
 }
 
+
+/*
+ * Every object known so far into 'w' (an agent's new window), so that its
+ * samples of objects uploaded before it opened can be symbolized.
+ */
+void rec_objs_replay(struct recorder *r, struct uwprof_pfw *w)
+{
+	size_t i;
+
+	for (i = 0; i < r->nr_objs; i++) {
+		const struct rec_obj *o = &r->objs[i];
+		struct uwprof_pf_obj_fixed f = {
+			.object_id = o->id,
+			.arch = r->arch,
+			.flags = (uint16_t)((o->vdso ? UWPROF_PF_OBJ_VDSO : 0) |
+					    (o->no_table ? UWPROF_PF_OBJ_NO_TABLE : 0)),
+		};
+
+		if (o->has_info) {
+			f.build_id_size = o->info.build_id_size;
+			memcpy(f.build_id, o->info.build_id, o->info.build_id_size);
+		}
+		uwprof_pfw_object(w, &f, o->path, o->vdso ? r->vdso_image : NULL,
+				  o->vdso ? r->vdso_size : 0);
+	}
+}

@@ -150,34 +150,44 @@ static char *join_argv(char **argv)
 	return s;
 }
 
+void rec_header_fill(struct recorder *r, uint32_t start_flags,
+		     struct rec_hdr *hd)
+{
+	struct uwprof_pfw_header_in *h = &hd->h;
+	struct utsname u;
+
+	memset(hd, 0, sizeof(*hd));
+	h->fixed.arch = r->arch;
+	h->fixed.event = (uint16_t)r->o.event;
+	h->fixed.freq_hz = r->o.freq;
+	h->fixed.flags = (r->o.kernel ? UWPROF_PF_F_KERNEL : 0) |
+			 ((start_flags & UWPROF_START_SYSTEM_WIDE) &&
+			  r->o.mode == MODE_ALL ? UWPROF_PF_F_SYSTEM_WIDE : 0) |
+			 (r->o.no_fp ? UWPROF_PF_F_NO_FP : 0) |
+			 (r->o.off_cpu ? UWPROF_PF_F_OFF_CPU : 0);
+	h->fixed.max_depth = r->o.depth;
+	h->fixed.page_size = (uint32_t)sysconf(_SC_PAGESIZE);
+	h->fixed.abi_version = r->dev.ver.abi_version;
+	h->fixed.start_mono_ns = mono_ns();
+	h->fixed.start_realtime_ns = real_ns();
+	gethostname(hd->host, sizeof(hd->host) - 1);
+	h->hostname = hd->host;
+	if (!uname(&u))
+		snprintf(hd->release, sizeof(hd->release), "%s", u.release);
+	h->release = hd->release;
+	h->cmdline = "";
+}
+
 int rec_output_open(struct recorder *r, uint32_t start_flags)
 {
-	struct uwprof_pfw_header_in h;
-	struct utsname u;
-	char host[256] = "";
+	struct rec_hdr hd;
 	char *cmdline;
 	int ret;
 
-	memset(&h, 0, sizeof(h));
-	h.fixed.arch = r->arch;
-	h.fixed.event = (uint16_t)r->o.event;
-	h.fixed.freq_hz = r->o.freq;
-	h.fixed.flags = (r->o.kernel ? UWPROF_PF_F_KERNEL : 0) |
-			((start_flags & UWPROF_START_SYSTEM_WIDE) &&
-			 r->o.mode == MODE_ALL ? UWPROF_PF_F_SYSTEM_WIDE : 0) |
-			(r->o.no_fp ? UWPROF_PF_F_NO_FP : 0) |
-			(r->o.off_cpu ? UWPROF_PF_F_OFF_CPU : 0);
-	h.fixed.max_depth = r->o.depth;
-	h.fixed.page_size = (uint32_t)sysconf(_SC_PAGESIZE);
-	h.fixed.abi_version = r->dev.ver.abi_version;
-	h.fixed.start_mono_ns = mono_ns();
-	h.fixed.start_realtime_ns = real_ns();
-	gethostname(host, sizeof(host) - 1);
-	h.hostname = host;
-	h.release = uname(&u) ? "" : u.release;
+	rec_header_fill(r, start_flags, &hd);
 	cmdline = join_argv(r->o.mode == MODE_CMD ? r->o.cmd : NULL);
-	h.cmdline = cmdline ? cmdline : "";
-	ret = uwprof_pfw_open(&r->w, r->o.output, &h);
+	hd.h.cmdline = cmdline ? cmdline : "";
+	ret = uwprof_pfw_open(&r->w, r->o.output, &hd.h);
 	free(cmdline);
 	if (ret)
 		fprintf(stderr, "uwprof record: %s\n", r->w.err);

@@ -254,7 +254,7 @@ static int proc_upload_once(struct recorder *r, struct rec_proc *p)
 		goto out;
 	}
 	proc_maps_set(r, p, km, n);
-	rec_out(r, uwprof_pfw_maps(&r->w, p->last_read_ns, p->pid, comm, fm, n));
+	rec_w_maps(r, p->last_read_ns, p->pid, comm, fm, n);
 	free(p->pf_maps);
 	p->pf_maps = fm;
 	p->nr_pf_maps = n;
@@ -393,3 +393,56 @@ int rec_procs_refresh(struct recorder *r, int force, int max_ms)
 	return (int)((wait_ns + 999999) / 1000000);
 }
 
+
+/* The mappings of every live profiled process into 'w' (an agent's window). */
+void rec_procs_replay(struct recorder *r, struct uwprof_pfw *w)
+{
+	size_t i;
+
+	for (i = 0; i < r->nr_procs; i++) {
+		const struct rec_proc *p = &r->procs[i];
+
+		if (p->ours == 1 && !p->gone && p->pf_maps)
+			uwprof_pfw_maps(w, p->last_read_ns, p->pid, p->comm,
+					p->pf_maps, p->nr_pf_maps);
+	}
+}
+
+static void proc_release(struct rec_proc *p)
+{
+	int g;
+
+	rec_jit_close(p);
+	free(p->maps);
+	free(p->pf_maps);
+	free(p->exec_ns);
+	for (g = 0; g < REC_GENS; g++)
+		free(p->gens[g].maps);
+}
+
+/*
+ * Forgets the processes that are gone (their EXIT seen, or no longer in
+ * /proc when the record was lost), so that a long-running agent's state
+ * follows the live processes rather than every process it ever saw; and
+ * the set of threads named, which is filled again as threads are sampled.
+ */
+void rec_procs_prune(struct recorder *r)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nr_procs; i++) {
+		struct rec_proc *p = &r->procs[i];
+
+		if (p->gone || (kill((pid_t)p->pid, 0) && errno == ESRCH)) {
+			rec_snapshots_flush(r, p->pid, 1);
+			proc_release(p);
+			continue;
+		}
+		if (n != i)
+			r->procs[n] = *p;
+		n++;
+	}
+	r->nr_procs = n;
+	r->last_proc = 0;
+	uwprof_u64map_free(&r->tids);
+}

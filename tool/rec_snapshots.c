@@ -56,7 +56,7 @@ void rec_sample_out(struct recorder *r, const struct uwprof_rec_sample *s)
 		r->off_cpu_samples++;
 		r->off_cpu_ns += s->period;
 	}
-	rec_out(r, uwprof_pfw_sample(&r->w, s));
+	rec_w_sample(r, s);
 	free(exec);
 }
 

@@ -18,16 +18,12 @@
  * made a child subreaper so orphaned descendants stay in the tree).
  */
 #define _GNU_SOURCE
-#include <elf.h>
 #include <errno.h>
 #include <getopt.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,7 +73,7 @@ static void rec_usage(FILE *f)
 
 /* ------------------------------------------------------------- options */
 
-static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+int rec_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
 {
 	char *end;
 	unsigned long v;
@@ -90,7 +86,7 @@ static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
 	return 0;
 }
 
-static int parse_pids(struct rec_opts *o, const char *arg)
+int rec_parse_pids(struct rec_opts *o, const char *arg)
 {
 	char *dup = strdup(arg), *tok, *save = NULL;
 	uint32_t pid;
@@ -100,7 +96,7 @@ static int parse_pids(struct rec_opts *o, const char *arg)
 	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		uint32_t *nv;
 
-		if (parse_u32(tok, 1, 4194304, &pid) || o->nr_pids >= UWPROF_MAX_PIDS) {
+		if (rec_parse_u32(tok, 1, 4194304, &pid) || o->nr_pids >= UWPROF_MAX_PIDS) {
 			free(dup);
 			return -1;
 		}
@@ -183,13 +179,13 @@ static int parse_one(struct rec_opts *o, int c, const char *v)
 
 	switch (c) {
 	case 'F':
-		return parse_u32(v, 1, UWPROF_MAX_FREQ, &o->freq);
+		return rec_parse_u32(v, 1, UWPROF_MAX_FREQ, &o->freq);
 	case 'a':
 		return set_mode(o, MODE_ALL);
 	case 'p':
 		if (set_mode(o, MODE_PIDS))
 			return -2;
-		return parse_pids(o, v);
+		return rec_parse_pids(o, v);
 	case 'd':
 		o->duration = strtod(v, &end);
 		return end == v || *end || !(o->duration > 0) ||
@@ -212,19 +208,19 @@ static int parse_one(struct rec_opts *o, int c, const char *v)
 		o->quiet = 1;
 		return 0;
 	case OPT_DEPTH:
-		return parse_u32(v, 1, UWPROF_MAX_DEPTH, &o->depth);
+		return rec_parse_u32(v, 1, UWPROF_MAX_DEPTH, &o->depth);
 	case OPT_NO_FP:
 		o->no_fp = 1;
 		return 0;
 	case OPT_RING_PAGES:
-		if (parse_u32(v, 1, UWPROF_MAX_RING_PAGES, &o->ring_pages))
+		if (rec_parse_u32(v, 1, UWPROF_MAX_RING_PAGES, &o->ring_pages))
 			return -1;
 		return o->ring_pages & (o->ring_pages - 1) ? -1 : 0;
 	case OPT_CACHE_DIR:
 		o->cache_dir = v;
 		return 0;
 	case OPT_SNAPSHOT_SIZE:
-		if (parse_u32(v, 0, UWPROF_MAX_SNAPSHOT, &o->snapshot_size))
+		if (rec_parse_u32(v, 0, UWPROF_MAX_SNAPSHOT, &o->snapshot_size))
 			return -1;
 		return o->snapshot_size % 8 ? -1 : 0;
 	case OPT_HOLD_EXEC:
@@ -284,17 +280,6 @@ static int parse_opts(struct rec_opts *o, int argc, char **argv)
 }
 
 /* -------------------------------------------------------------- running */
-
-static int exit_for_errno(int e)
-{
-	if (e == -ENOENT || e == -ENXIO || e == -ENODEV)
-		return UWPROF_EX_NO_MODULE;
-	if (e == -EPERM || e == -EACCES)
-		return UWPROF_EX_PERM;
-	if (e == -EBUSY)
-		return UWPROF_EX_BUSY;
-	return UWPROF_EX_ERROR;
-}
 
 static uint64_t unwind_errors(const struct recorder *r)
 {
@@ -376,184 +361,6 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 			(unsigned long long)r->bad_recs);
 }
 
-static int setup_signals(struct recorder *r)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, NULL))
-		return -errno;
-	r->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	return r->sigfd < 0 ? -errno : 0;
-}
-
-static void read_signals(struct recorder *r)
-{
-	struct signalfd_siginfo si;
-
-	while (read(r->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		if (si.ssi_signo == SIGCHLD)
-			rec_reap(r);
-		else
-			r->stop = 1;
-	}
-}
-
-/* Polls the device and the signals for up to 'ms'. */
-static void wait_events(struct recorder *r, int ms)
-{
-	struct pollfd p[3] = {
-		{ .fd = r->sigfd, .events = POLLIN },
-		{ .fd = r->dev.fd, .events = POLLIN },
-		{ .fd = uwprof_rreader_fd(&r->rr), .events = POLLIN },
-	};
-
-	if (poll(p, 3, ms) > 0 && (p[0].revents & POLLIN))
-		read_signals(r);
-}
-
-static void rec_free(struct recorder *r)
-{
-	size_t i;
-
-	for (i = 0; i < r->nr_objs; i++)
-		free(r->objs[i].path);
-	free(r->objs);
-	for (i = 0; i < r->nr_objs; i++)
-		if (r->objs[i].tab) {
-			uwprof_snap_table_free(r->objs[i].tab);
-			free(r->objs[i].tab);
-		}
-	for (i = 0; i < r->nr_procs; i++) {
-		struct rec_proc *p = &r->procs[i];
-		int g;
-
-		free(p->maps);
-		free(p->pf_maps);
-		free(p->exec_ns);
-		for (g = 0; g < REC_GENS; g++)
-			free(p->gens[g].maps);
-	}
-	free(r->procs);
-	uwprof_snap_queue_free(&r->snapq);
-	uwprof_rreader_free(&r->rr);
-	uwprof_u64map_free(&r->tids);
-	uwprof_u64map_free(&r->kips);
-	free(r->o.pids);
-	if (r->sigfd >= 0)
-		close(r->sigfd);
-	uwprof_dev_close(&r->dev);
-}
-
-/*
- * Signals, the device, and the START flags from the options and what the
- * device can do. Returns 0 or the exit status.
- */
-static int rec_setup(struct recorder *r, uint32_t *flagsp)
-{
-	char err[512];
-	uint32_t flags = 0;
-	int ret;
-
-	/*
-	 * First of all, so that a SIGINT or SIGTERM during the set-up (which
-	 * can take seconds on a loaded machine) stops the recording cleanly
-	 * instead of killing the recorder.
-	 */
-	ret = setup_signals(r);
-	if (ret) {
-		fprintf(stderr, "uwprof record: signals: %s\n", strerror(-ret));
-		return UWPROF_EX_ERROR;
-	}
-	ret = uwprof_dev_open(&r->dev, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "uwprof record: %s\n", err);
-		return exit_for_errno(ret);
-	}
-	r->arch = (uint16_t)r->dev.ver.arch;
-	r->elf_machine = r->arch == UWPROF_ARCH_ARM64 ? EM_AARCH64 : EM_X86_64;
-	if (r->o.kernel && !(r->dev.ver.caps & UWPROF_CAP_KERNEL_STACK)) {
-		fprintf(stderr,
-			"uwprof record: --kernel: this user may not see kernel addresses (needs CAP_PERFMON or root)\n");
-		return UWPROF_EX_PERM;
-	}
-	if (!r->o.event)
-		r->o.event = (r->dev.ver.caps & UWPROF_CAP_HW_CYCLES) ?
-			     UWPROF_PF_EV_CYCLES : UWPROF_PF_EV_CPU_CLOCK;
-	if (r->o.event == UWPROF_PF_EV_CYCLES &&
-	    !(r->dev.ver.caps & UWPROF_CAP_HW_CYCLES)) {
-		fprintf(stderr,
-			"uwprof record: -e cycles: no hardware cycles event on this machine (use -e cpu-clock)\n");
-		return UWPROF_EX_ERROR;
-	}
-	flags |= r->o.event == UWPROF_PF_EV_CYCLES ? UWPROF_START_CYCLES :
-						     UWPROF_START_CPU_CLOCK;
-	if (r->o.kernel)
-		flags |= UWPROF_START_KERNEL_STACK;
-	if (r->o.no_fp)
-		flags |= UWPROF_START_NO_FP_FALLBACK;
-	if (r->o.mode != MODE_PIDS)
-		flags |= UWPROF_START_SYSTEM_WIDE;
-	/*
-	 * Samples of code not uploaded yet carry stack snapshots, finished
-	 * here once the tables are; --hold-exec instead stops the command's
-	 * processes at each exec until their new image is uploaded.
-	 */
-	if (r->o.mode == MODE_CMD && r->o.hold_exec)
-		flags |= UWPROF_START_HOLD_EXEC;
-	if (!(r->dev.ver.caps & UWPROF_CAP_SNAPSHOT))
-		r->o.snapshot_size = 0;
-	if (r->o.snapshot_size)
-		flags |= UWPROF_START_SNAPSHOT;
-	if (r->o.off_cpu && !(r->dev.ver.caps & UWPROF_CAP_OFF_CPU)) {
-		fprintf(stderr,
-			"uwprof record: --off-cpu: the loaded module does not offer it (an older module, or no sched_switch tracepoint)\n");
-		return UWPROF_EX_ERROR;
-	}
-	if (r->o.off_cpu)
-		flags |= UWPROF_START_OFF_CPU;
-	r->snapq.max_bytes = REC_SNAPQ_MAX;
-	uwprof_tcache_init(&r->cache, r->o.cache_dir);
-	*flagsp = flags;
-	return 0;
-}
-
-/* START, the rings mapped and their reader running. */
-static int rec_sampling_start(struct recorder *r, uint32_t flags)
-{
-	int ret;
-
-	ret = uwprof_dev_start(&r->dev, flags, r->o.freq, r->o.depth,
-			       r->o.ring_pages, r->o.snapshot_size,
-			       r->o.off_cpu ? r->o.off_cpu_min_ns : 0,
-			       r->o.mode == MODE_PIDS ?
-			       r->o.pids : NULL,
-			       r->o.mode == MODE_PIDS ? r->o.nr_pids : 0);
-	if (ret) {
-		if (ret == -EBUSY)
-			fprintf(stderr, "uwprof record: another uwprof session is sampling\n");
-		else
-			fprintf(stderr, "uwprof record: starting to sample: %s\n",
-				strerror(-ret));
-		return exit_for_errno(ret);
-	}
-	ret = uwprof_dev_rings_map(&r->dev);
-	if (!ret)
-		ret = uwprof_rreader_start(&r->rr, &r->dev, REC_RING_BUFFER_MAX);
-	if (ret) {
-		fprintf(stderr, "uwprof record: reading the rings: %s\n",
-			strerror(-ret));
-		uwprof_dev_stop(&r->dev);
-		return UWPROF_EX_ERROR;
-	}
-	r->t_start = mono_ns();
-	return 0;
-}
-
 /* Until the command ends, the processes exit, -d passes or a signal. */
 static void rec_loop(struct recorder *r, int tty)
 {
@@ -572,7 +379,7 @@ static void rec_loop(struct recorder *r, int tty)
 	while (!r->stop) {
 		uint64_t now;
 
-		wait_events(r, wait_ms);
+		rec_wait_events(r, wait_ms, -1);
 		rec_drain(r);
 		wait_ms = rec_procs_refresh(r, 0,
 					r->o.mode == MODE_CMD ? REC_CHECK_MS : 100);
@@ -607,7 +414,7 @@ static int rec_finish(struct recorder *r, int tty)
 	r->bad_recs += r->rr.bad;
 	if (r->rr.dropped) {
 		r->lost += r->rr.dropped;
-		rec_out(r, uwprof_pfw_lost(&r->w, mono_ns(), 0, r->rr.dropped));
+		rec_w_lost(r, mono_ns(), 0, r->rr.dropped);
 	}
 	/* Samples taken before a late upload still need their snapshot. */
 	rec_procs_refresh(r, 1, 0);
@@ -685,6 +492,7 @@ int uwprof_cmd_record(int argc, char **argv)
 	}
 	r->sigfd = -1;
 	r->dev.fd = -1;
+	r->name = "uwprof record";
 	r->self = getpid();
 	errno = 0;
 	r->nice0 = getpriority(PRIO_PROCESS, 0);

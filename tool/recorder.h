@@ -12,8 +12,12 @@
  *			uploaded and stored
  *	rec_snapshots.c	walks finished from stack snapshots
  *	rec_jit.c	JIT symbols (perf maps, jitdump files) stored
+ *	rec_sink.c	where records go: the file, the agent's windows
+ *	rec_session.c	the session: signals, device, START, the rings,
+ *			the loop's wait (record and agent share them)
  *
- * Not an interface of the tool: everything here belongs to one recording.
+ * Not an interface of the tool: everything here belongs to one recording
+ * (or the agent's one continuous session).
  */
 #ifndef UWPROF_TOOL_RECORDER_H
 #define UWPROF_TOOL_RECORDER_H
@@ -154,6 +158,12 @@ struct recorder {
 	struct uwprof_rreader rr;
 	struct uwprof_pfw w;
 	struct uwprof_tcache cache;
+	const char	*name;		/* "uwprof record", for messages */
+	int		no_file;	/* agent: records go to the tees only */
+	struct uwprof_pfw **tees;	/* agent: the open windows */
+	size_t		nr_tees;
+	void		*vdso_image;	/* agent: kept to open windows with */
+	size_t		vdso_size;
 	uint16_t	arch;
 	uint16_t	elf_machine;
 	pid_t		self;
@@ -202,6 +212,46 @@ int rec_output_open(struct recorder *r, uint32_t start_flags);
 void rec_ksyms_out(struct recorder *r);
 void rec_stats_out(struct recorder *r, const struct uwprof_stats *st);
 
+/* record.c: option values both front-ends take (-1: bad) */
+int rec_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out);
+int rec_parse_pids(struct rec_opts *o, const char *arg);
+
+/* rec_sink.c: a record to the file (unless no_file) and to every tee */
+void rec_w_object(struct recorder *r, const struct uwprof_pf_obj_fixed *f,
+		  const char *path, const void *image, uint64_t image_size);
+void rec_w_maps(struct recorder *r, uint64_t time_ns, uint32_t pid,
+		const char *comm, const struct uwprof_pf_map *maps, uint32_t nr);
+void rec_w_sample(struct recorder *r, const struct uwprof_rec_sample *s);
+void rec_w_lost(struct recorder *r, uint64_t time_ns, uint32_t cpu,
+		uint64_t count);
+void rec_w_exit(struct recorder *r, uint64_t time_ns, uint32_t pid,
+		uint32_t exec);
+void rec_w_thread(struct recorder *r, uint64_t time_ns, uint32_t pid,
+		  uint32_t tid, const char *comm);
+void rec_w_jitsyms(struct recorder *r, uint64_t time_ns, uint32_t pid,
+		   uint32_t source, const struct uwprof_pf_jitsym *syms,
+		   uint64_t nr);
+
+/* rec_session.c */
+int rec_exit_for_errno(int e);
+/* Signals, the device, the START flags. Returns 0 or the exit status. */
+int rec_setup(struct recorder *r, uint32_t *flagsp);
+/* START, the rings mapped and their reader running; 0 or exit status. */
+int rec_sampling_start(struct recorder *r, uint32_t flags);
+/* Polls the device and the signals for up to 'ms' (extra: one more fd). */
+void rec_wait_events(struct recorder *r, int ms, int extra_fd);
+void rec_free(struct recorder *r);
+
+/* rec_output.c: a HEADER record's fields for this session (no cmdline) */
+struct rec_hdr {
+	struct uwprof_pfw_header_in h;
+	char		host[256];
+	char		release[65];
+};
+
+void rec_header_fill(struct recorder *r, uint32_t start_flags,
+		     struct rec_hdr *hd);
+
 /* rec_drain.c */
 void rec_drain(struct recorder *r);
 
@@ -226,6 +276,7 @@ struct rec_obj *rec_obj_for_file(struct recorder *r, pid_t pid,
 struct rec_obj *rec_obj_for_vdso(struct recorder *r, pid_t pid,
 				 const struct uwprof_pm_entry *e);
 void rec_prewarm_cmd(struct recorder *r);
+void rec_objs_replay(struct recorder *r, struct uwprof_pfw *w);
 
 /* rec_procs.c */
 /*
@@ -239,6 +290,8 @@ int rec_maps_have(const struct uwprof_map *m, uint32_t nr, uint64_t addr);
 int rec_proc_has_addr(const struct rec_proc *p, uint64_t addr);
 int rec_proc_upload(struct recorder *r, struct rec_proc *p);
 int rec_procs_refresh(struct recorder *r, int force, int max_ms);
+void rec_procs_replay(struct recorder *r, struct uwprof_pfw *w);
+void rec_procs_prune(struct recorder *r);
 
 /* rec_snapshots.c */
 void rec_sample_out(struct recorder *r, const struct uwprof_rec_sample *s);

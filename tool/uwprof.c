@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "exit_status.h"
+#include "agent.h"
 #include "record.h"
 #include "report.h"
 #include "script.h"
@@ -27,6 +28,8 @@ static const struct uwprof_cmd cmds[] = {
 	  "compile an object's unwind info into a table (text or blob)" },
 	{ "record", uwprof_cmd_record,
 	  "sample call stacks of a command, processes or the system to a file" },
+	{ "agent", uwprof_cmd_agent,
+	  "sample continuously; serve pprof profiles over HTTP" },
 	{ "status", uwprof_cmd_status,
 	  "is the module loaded; its ABI, capabilities, limits and counters" },
 	{ "report", uwprof_cmd_report,

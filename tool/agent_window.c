@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The agent's profile windows. A request for N seconds becomes a window:
+ * the recorder's thread opens a profile file for it in the agent's private
+ * directory, writes the header and everything known that its samples need
+ * (objects, the live processes' mappings), and from then on every record
+ * to each open window (rec_sink.c) until its N seconds are up. The file
+ * is committed, read back with the report model (the same reader and
+ * symbolizer as 'uwprof report'), the samples outside the window or the
+ * request's filters left out, and written as a gzipped pprof for the
+ * waiting request. Only open windows hold samples: memory and disk follow
+ * the requests, not the agent's uptime.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "pprof.h"
+#include "recorder.h"
+#include "report_model.h"
+
+enum win_state { WIN_PENDING, WIN_OPEN, WIN_DONE, WIN_FAILED };
+
+struct agent_win {
+	struct agent_win *next;
+	enum win_state	state;
+	unsigned int	seconds;
+	uint64_t	start_ns, end_ns;
+	struct uwprof_pfw w;
+	char		path[128];
+	char		err[512];	/* WIN_FAILED */
+};
+
+int agent_wins_init(struct agent_wins *ws, struct recorder *r,
+		    uint32_t start_flags, char *err, size_t errlen)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	memset(ws, 0, sizeof(*ws));
+	ws->r = r;
+	ws->start_flags = start_flags;
+	snprintf(ws->dir, sizeof(ws->dir), "%s/uwprof-agent.XXXXXX",
+		 tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+	ws->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ws->wake_fd < 0 || !mkdtemp(ws->dir)) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s", ws->dir, strerror(e));
+		if (ws->wake_fd >= 0)
+			close(ws->wake_fd);
+		return -e;
+	}
+	pthread_mutex_init(&ws->lock, NULL);
+	pthread_mutex_init(&ws->build_lock, NULL);
+	pthread_cond_init(&ws->cond, NULL);
+	return 0;
+}
+
+static void win_fail(struct agent_win *win, const char *why)
+{
+	snprintf(win->err, sizeof(win->err), "%s", why);
+	win->state = WIN_FAILED;
+}
+
+/* Recorder thread, lock held. */
+static void win_open(struct agent_wins *ws, struct agent_win *win)
+{
+	struct recorder *r = ws->r;
+	struct rec_hdr hd;
+
+	snprintf(win->path, sizeof(win->path), "%s/window-%llu.data", ws->dir,
+		 (unsigned long long)++ws->serial);
+	rec_header_fill(r, ws->start_flags, &hd);
+	if (uwprof_pfw_open(&win->w, win->path, &hd.h)) {
+		win_fail(win, win->w.err);
+		uwprof_pfw_abort(&win->w);
+		return;
+	}
+	rec_objs_replay(r, &win->w);
+	rec_procs_replay(r, &win->w);
+	/* Each thread sampled from now on is named again, in this window too. */
+	uwprof_u64map_free(&r->tids);
+	win->start_ns = mono_ns();
+	win->end_ns = win->start_ns + (uint64_t)win->seconds * 1000000000ULL;
+	win->state = WIN_OPEN;
+}
+
+/* Recorder thread, lock held. */
+static void win_close(struct agent_win *win)
+{
+	if (uwprof_pfw_commit(&win->w)) {
+		win_fail(win, win->w.err);
+		return;
+	}
+	win->state = WIN_DONE;
+}
+
+/* The recorder's tees: the open windows. */
+static void tees_set(struct agent_wins *ws)
+{
+	struct recorder *r = ws->r;
+	struct agent_win *win;
+	size_t n = 0;
+
+	for (win = ws->list; win; win = win->next)
+		if (win->state == WIN_OPEN) {
+			struct uwprof_pfw **nv = realloc(r->tees,
+							 (n + 1) * sizeof(*nv));
+
+			if (!nv) {
+				win_fail(win, "out of memory");
+				continue;
+			}
+			r->tees = nv;
+			r->tees[n++] = &win->w;
+		}
+	r->nr_tees = n;
+}
+
+int agent_wins_tick(struct agent_wins *ws, int max_ms)
+{
+	struct agent_win *win;
+	uint64_t now = mono_ns(), next = now + (uint64_t)max_ms * 1000000ULL;
+	uint64_t junk;
+	int changed = 0;
+
+	if (read(ws->wake_fd, &junk, sizeof(junk)) < 0 && errno != EAGAIN)
+		junk = 0;
+	pthread_mutex_lock(&ws->lock);
+	for (win = ws->list; win; win = win->next) {
+		if (win->state == WIN_PENDING) {
+			win_open(ws, win);
+			changed = 1;
+		} else if (win->state == WIN_OPEN && now >= win->end_ns) {
+			win_close(win);
+			changed = 1;
+		}
+		if (win->state == WIN_OPEN && win->end_ns < next)
+			next = win->end_ns;
+	}
+	if (changed) {
+		tees_set(ws);
+		pthread_cond_broadcast(&ws->cond);
+	}
+	pthread_mutex_unlock(&ws->lock);
+	return next > now ? (int)((next - now + 999999) / 1000000) : 0;
+}
+
+void agent_wins_stop(struct agent_wins *ws)
+{
+	struct agent_win *win;
+
+	pthread_mutex_lock(&ws->lock);
+	ws->stopping = 1;
+	for (win = ws->list; win; win = win->next) {
+		if (win->state == WIN_OPEN)
+			uwprof_pfw_abort(&win->w);
+		if (win->state == WIN_OPEN || win->state == WIN_PENDING)
+			win_fail(win, "the agent is stopping");
+	}
+	ws->r->nr_tees = 0;
+	pthread_cond_broadcast(&ws->cond);
+	pthread_mutex_unlock(&ws->lock);
+}
+
+void agent_wins_fini(struct agent_wins *ws)
+{
+	if (ws->wake_fd >= 0)
+		close(ws->wake_fd);
+	rmdir(ws->dir);
+	pthread_mutex_destroy(&ws->lock);
+	pthread_mutex_destroy(&ws->build_lock);
+	pthread_cond_destroy(&ws->cond);
+}
+
+/* ------------------------------------------------------- the answer */
+
+static int sample_wanted(const struct agent_win *win, const struct agent_req *q,
+			 const struct uwprof_rep_sample *s)
+{
+	if (s->time_ns < win->start_ns || s->time_ns >= win->end_ns)
+		return 0;
+	if (q->pid && s->pid != q->pid)
+		return 0;
+	return !q->comm[0] || !strcmp(s->comm, q->comm);
+}
+
+static void samples_filter(struct uwprof_rep *rep, const struct agent_win *win,
+			   const struct agent_req *q)
+{
+	size_t i, n = 0;
+
+	rep->total_period = 0;
+	rep->total_weight_ns = 0;
+	rep->nr_off_cpu = 0;
+	for (i = 0; i < rep->nr_samples; i++) {
+		if (!sample_wanted(win, q, &rep->samples[i]))
+			continue;
+		rep->samples[n] = rep->samples[i];
+		rep->total_period += rep->samples[n].period;
+		rep->total_weight_ns += rep->samples[n].weight_ns;
+		rep->nr_off_cpu += uwprof_rep_off_cpu(&rep->samples[n]);
+		n++;
+	}
+	rep->nr_samples = n;
+}
+
+/* The window's file, read back, as a gzipped pprof in memory. */
+static int win_pprof(struct agent_wins *ws, const struct agent_win *win,
+		     const struct agent_req *q, uint8_t **buf, size_t *len,
+		     char *msg, size_t msglen)
+{
+	struct uwprof_rep rep;
+	char *mem = NULL;
+	FILE *f;
+	int ret;
+
+	memset(&rep, 0, sizeof(rep));
+	pthread_mutex_lock(&ws->build_lock);
+	ret = uwprof_rep_load(&rep, win->path, 0, msg, msglen);
+	if (!ret) {
+		samples_filter(&rep, win, q);
+		f = open_memstream(&mem, len);
+		ret = f ? uwprof_pprof_write(&rep, f) : -errno;
+		if (f && fclose(f) && !ret)
+			ret = -EIO;
+		if (ret)
+			snprintf(msg, msglen, "writing the profile: %s",
+				 strerror(-ret));
+	}
+	uwprof_rep_free(&rep);
+	pthread_mutex_unlock(&ws->build_lock);
+	if (ret) {
+		free(mem);
+		return 500;
+	}
+	*buf = (uint8_t *)mem;
+	return 200;
+}
+
+static void win_unlink(struct agent_wins *ws, struct agent_win *win)
+{
+	struct agent_win **pp;
+
+	for (pp = &ws->list; *pp; pp = &(*pp)->next)
+		if (*pp == win) {
+			*pp = win->next;
+			break;
+		}
+}
+
+int agent_wins_profile(void *ctx, const struct agent_req *q, uint8_t **buf,
+		       size_t *len, char *msg, size_t msglen)
+{
+	struct agent_wins *ws = ctx;
+	struct agent_win *win = calloc(1, sizeof(*win));
+	uint64_t one = 1;
+	int status;
+
+	if (!win) {
+		snprintf(msg, msglen, "out of memory");
+		return 500;
+	}
+	win->seconds = q->seconds;
+	pthread_mutex_lock(&ws->lock);
+	if (ws->stopping) {
+		pthread_mutex_unlock(&ws->lock);
+		free(win);
+		snprintf(msg, msglen, "the agent is stopping");
+		return 503;
+	}
+	win->next = ws->list;
+	ws->list = win;
+	if (write(ws->wake_fd, &one, sizeof(one)) < 0)
+		one = 0;
+	while (win->state == WIN_PENDING || win->state == WIN_OPEN)
+		pthread_cond_wait(&ws->cond, &ws->lock);
+	win_unlink(ws, win);
+	pthread_mutex_unlock(&ws->lock);
+	if (win->state == WIN_DONE) {
+		status = win_pprof(ws, win, q, buf, len, msg, msglen);
+		unlink(win->path);
+	} else {
+		snprintf(msg, msglen, "%s", win->err);
+		status = ws->stopping ? 503 : 500;
+	}
+	free(win);
+	return status;
+}

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The sampling session both front-ends run ('uwprof record', 'uwprof
+ * agent'): SIGINT/SIGTERM/SIGCHLD through a signalfd, the device opened
+ * and its START flags chosen from the options and what it can do, START
+ * with the rings mapped and their reader thread running, the wait of the
+ * main loop, and freeing the recorder's state.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "exit_status.h"
+#include "recorder.h"
+
+int rec_exit_for_errno(int e)
+{
+	if (e == -ENOENT || e == -ENXIO || e == -ENODEV)
+		return UWPROF_EX_NO_MODULE;
+	if (e == -EPERM || e == -EACCES)
+		return UWPROF_EX_PERM;
+	if (e == -EBUSY)
+		return UWPROF_EX_BUSY;
+	return UWPROF_EX_ERROR;
+}
+
+static int setup_signals(struct recorder *r)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -errno;
+	r->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	return r->sigfd < 0 ? -errno : 0;
+}
+
+static void read_signals(struct recorder *r)
+{
+	struct signalfd_siginfo si;
+
+	while (read(r->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			rec_reap(r);
+		else
+			r->stop = 1;
+	}
+}
+
+/* Polls the device and the signals for up to 'ms'. */
+void rec_wait_events(struct recorder *r, int ms, int extra_fd)
+{
+	struct pollfd p[4] = {
+		{ .fd = r->sigfd, .events = POLLIN },
+		{ .fd = r->dev.fd, .events = POLLIN },
+		{ .fd = uwprof_rreader_fd(&r->rr), .events = POLLIN },
+		{ .fd = extra_fd, .events = POLLIN },
+	};
+
+	if (poll(p, extra_fd >= 0 ? 4 : 3, ms) > 0 && (p[0].revents & POLLIN))
+		read_signals(r);
+}
+
+void rec_free(struct recorder *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nr_objs; i++)
+		free(r->objs[i].path);
+	free(r->objs);
+	for (i = 0; i < r->nr_objs; i++)
+		if (r->objs[i].tab) {
+			uwprof_snap_table_free(r->objs[i].tab);
+			free(r->objs[i].tab);
+		}
+	for (i = 0; i < r->nr_procs; i++) {
+		struct rec_proc *p = &r->procs[i];
+		int g;
+
+		free(p->maps);
+		free(p->pf_maps);
+		free(p->exec_ns);
+		for (g = 0; g < REC_GENS; g++)
+			free(p->gens[g].maps);
+	}
+	free(r->procs);
+	uwprof_snap_queue_free(&r->snapq);
+	uwprof_rreader_free(&r->rr);
+	uwprof_u64map_free(&r->tids);
+	uwprof_u64map_free(&r->kips);
+	free(r->o.pids);
+	free(r->vdso_image);
+	free(r->tees);
+	if (r->sigfd >= 0)
+		close(r->sigfd);
+	uwprof_dev_close(&r->dev);
+}
+
+/*
+ * Signals, the device, and the START flags from the options and what the
+ * device can do. Returns 0 or the exit status.
+ */
+int rec_setup(struct recorder *r, uint32_t *flagsp)
+{
+	char err[512];
+	uint32_t flags = 0;
+	int ret;
+
+	/*
+	 * First of all, so that a SIGINT or SIGTERM during the set-up (which
+	 * can take seconds on a loaded machine) stops the recording cleanly
+	 * instead of killing the recorder.
+	 */
+	ret = setup_signals(r);
+	if (ret) {
+		fprintf(stderr, "%s: signals: %s\n", r->name, strerror(-ret));
+		return UWPROF_EX_ERROR;
+	}
+	ret = uwprof_dev_open(&r->dev, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "%s: %s\n", r->name, err);
+		return rec_exit_for_errno(ret);
+	}
+	r->arch = (uint16_t)r->dev.ver.arch;
+	r->elf_machine = r->arch == UWPROF_ARCH_ARM64 ? EM_AARCH64 : EM_X86_64;
+	if (r->o.kernel && !(r->dev.ver.caps & UWPROF_CAP_KERNEL_STACK)) {
+		fprintf(stderr, "%s: --kernel: this user may not see kernel addresses (needs CAP_PERFMON or root)\n",
+			r->name);
+		return UWPROF_EX_PERM;
+	}
+	if (!r->o.event)
+		r->o.event = (r->dev.ver.caps & UWPROF_CAP_HW_CYCLES) ?
+			     UWPROF_PF_EV_CYCLES : UWPROF_PF_EV_CPU_CLOCK;
+	if (r->o.event == UWPROF_PF_EV_CYCLES &&
+	    !(r->dev.ver.caps & UWPROF_CAP_HW_CYCLES)) {
+		fprintf(stderr, "%s: -e cycles: no hardware cycles event on this machine (use -e cpu-clock)\n",
+			r->name);
+		return UWPROF_EX_ERROR;
+	}
+	flags |= r->o.event == UWPROF_PF_EV_CYCLES ? UWPROF_START_CYCLES :
+						     UWPROF_START_CPU_CLOCK;
+	if (r->o.kernel)
+		flags |= UWPROF_START_KERNEL_STACK;
+	if (r->o.no_fp)
+		flags |= UWPROF_START_NO_FP_FALLBACK;
+	if (r->o.mode != MODE_PIDS)
+		flags |= UWPROF_START_SYSTEM_WIDE;
+	/*
+	 * Samples of code not uploaded yet carry stack snapshots, finished
+	 * here once the tables are; --hold-exec instead stops the command's
+	 * processes at each exec until their new image is uploaded.
+	 */
+	if (r->o.mode == MODE_CMD && r->o.hold_exec)
+		flags |= UWPROF_START_HOLD_EXEC;
+	if (!(r->dev.ver.caps & UWPROF_CAP_SNAPSHOT))
+		r->o.snapshot_size = 0;
+	if (r->o.snapshot_size)
+		flags |= UWPROF_START_SNAPSHOT;
+	if (r->o.off_cpu && !(r->dev.ver.caps & UWPROF_CAP_OFF_CPU)) {
+		fprintf(stderr, "%s: --off-cpu: the loaded module does not offer it (an older module, or no sched_switch tracepoint)\n",
+			r->name);
+		return UWPROF_EX_ERROR;
+	}
+	if (r->o.off_cpu)
+		flags |= UWPROF_START_OFF_CPU;
+	r->snapq.max_bytes = REC_SNAPQ_MAX;
+	uwprof_tcache_init(&r->cache, r->o.cache_dir);
+	*flagsp = flags;
+	return 0;
+}
+
+/* START, the rings mapped and their reader running. */
+int rec_sampling_start(struct recorder *r, uint32_t flags)
+{
+	int ret;
+
+	ret = uwprof_dev_start(&r->dev, flags, r->o.freq, r->o.depth,
+			       r->o.ring_pages, r->o.snapshot_size,
+			       r->o.off_cpu ? r->o.off_cpu_min_ns : 0,
+			       r->o.mode == MODE_PIDS ?
+			       r->o.pids : NULL,
+			       r->o.mode == MODE_PIDS ? r->o.nr_pids : 0);
+	if (ret) {
+		if (ret == -EBUSY)
+			fprintf(stderr, "%s: another uwprof session is sampling\n", r->name);
+		else
+			fprintf(stderr, "%s: starting to sample: %s\n", r->name,
+				strerror(-ret));
+		return rec_exit_for_errno(ret);
+	}
+	ret = uwprof_dev_rings_map(&r->dev);
+	if (!ret)
+		ret = uwprof_rreader_start(&r->rr, &r->dev, REC_RING_BUFFER_MAX);
+	if (ret) {
+		fprintf(stderr, "%s: reading the rings: %s\n", r->name,
+			strerror(-ret));
+		uwprof_dev_stop(&r->dev);
+		return UWPROF_EX_ERROR;
+	}
+	r->t_start = mono_ns();
+	return 0;
+}
