@@ -111,20 +111,27 @@ static void obj_table(struct recorder *r, struct rec_obj *o, const char *open_pa
 	}
 }
 
+/* The fixed part of an object's record in the profile file. */
+static void obj_fixed(const struct recorder *r, const struct rec_obj *o,
+		      struct uwprof_pf_obj_fixed *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->object_id = o->id;
+	f->arch = r->arch;
+	f->flags = (uint16_t)((o->vdso ? UWPROF_PF_OBJ_VDSO : 0) |
+			      (o->no_table ? UWPROF_PF_OBJ_NO_TABLE : 0));
+	if (o->has_info) {
+		f->build_id_size = o->info.build_id_size;
+		memcpy(f->build_id, o->info.build_id, o->info.build_id_size);
+	}
+}
+
 static void obj_write(struct recorder *r, const struct rec_obj *o,
 		      const void *image, uint64_t image_size)
 {
-	struct uwprof_pf_obj_fixed f = {
-		.object_id = o->id,
-		.arch = r->arch,
-		.flags = (uint16_t)((o->vdso ? UWPROF_PF_OBJ_VDSO : 0) |
-				    (o->no_table ? UWPROF_PF_OBJ_NO_TABLE : 0)),
-	};
+	struct uwprof_pf_obj_fixed f;
 
-	if (o->has_info) {
-		f.build_id_size = o->info.build_id_size;
-		memcpy(f.build_id, o->info.build_id, o->info.build_id_size);
-	}
+	obj_fixed(r, o, &f);
 	if (o->no_table)
 		r->objects_no_table++;
 	rec_w_object(r, &f, o->path, image, image_size);
@@ -366,17 +373,9 @@ void rec_objs_replay(struct recorder *r, struct uwprof_pfw *w)
 
 	for (i = 0; i < r->nr_objs; i++) {
 		const struct rec_obj *o = &r->objs[i];
-		struct uwprof_pf_obj_fixed f = {
-			.object_id = o->id,
-			.arch = r->arch,
-			.flags = (uint16_t)((o->vdso ? UWPROF_PF_OBJ_VDSO : 0) |
-					    (o->no_table ? UWPROF_PF_OBJ_NO_TABLE : 0)),
-		};
+		struct uwprof_pf_obj_fixed f;
 
-		if (o->has_info) {
-			f.build_id_size = o->info.build_id_size;
-			memcpy(f.build_id, o->info.build_id, o->info.build_id_size);
-		}
+		obj_fixed(r, o, &f);
 		uwprof_pfw_object(w, &f, o->path, o->vdso ? r->vdso_image : NULL,
 				  o->vdso ? r->vdso_size : 0);
 	}
