@@ -50,6 +50,10 @@ static const char *const go_switching[] = {
 	"runtime.walltime", "runtime.walltime.abi0",
 	"runtime.walltime1", "runtime.walltime1.abi0",
 	"runtime.vgetrandom1", "runtime.vgetrandom1.abi0",
+};
+
+/* amd64 only: time.now is assembly there, an ordinary Go function on arm64. */
+static const char *const go_switching_amd64[] = {
 	"time.now", "time.now.abi0",
 };
 
@@ -144,8 +148,10 @@ int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 			if (name && name_in(name, go_outermost,
 					    sizeof(go_outermost) / sizeof(go_outermost[0])))
 				cie = UWPROF_OUTERMOST_CIE;
-			else if (name && name_in(name, go_switching,
-						 sizeof(go_switching) / sizeof(go_switching[0])))
+			else if (name && (name_in(name, go_switching,
+						  sizeof(go_switching) / sizeof(go_switching[0])) ||
+					  (e->arch == UWPROF_ARCH_X86_64 &&
+					   name_in(name, go_switching_amd64, 2))))
 				cie = UWPROF_GOSWITCH_CIE;
 			else if (name && e->arch == UWPROF_ARCH_ARM64 &&
 				 name_in(name, go_signal_entry, 2))
