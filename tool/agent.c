@@ -45,7 +45,7 @@ static void agent_usage(FILE *f)
 "usage: uwprof agent [--listen ADDR:PORT | --socket PATH] [-F HZ]\n"
 "                    [-a | -p PID[,PID...]] [--cache-dir DIR]\n"
 "  Sample continuously and serve CPU profiles (gzipped pprof) over HTTP:\n"
-"    GET /debug/pprof/profile?seconds=N[&pid=PID][&comm=NAME]\n"
+"    GET /debug/pprof/profile?seconds=N[&pid=PID][&comm=NAME][&cgroup=PATH]\n"
 "  the next N seconds (default %d, at most %d) of user call stacks, and\n"
 "    GET /  an index page.\n"
 "  --listen ADDR:PORT  numeric address and port (default 127.0.0.1:%d)\n"
@@ -197,7 +197,9 @@ static void agent_about(const struct recorder *r, char *buf, size_t len)
 static int agent_serve(struct recorder *r, const struct agent_opts *a,
 		       uint32_t flags)
 {
-	struct agent_source src = { .profile = agent_wins_profile };
+	struct agent_source src = {
+		.profile = agent_wins_profile, .metrics = agent_wins_metrics,
+	};
 	struct agent_wins ws;
 	struct agent_http h;
 	char err[512], about[256];

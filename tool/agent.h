@@ -9,6 +9,7 @@
  *	agent_window.c	profile windows: a request's next N seconds of
  *			records written to a profile file of its own, then
  *			read back and turned into a gzipped pprof
+ *	agent_metrics.c	the /metrics page: the agent's own state
  *
  * The HTTP layer knows nothing of the recorder, so that a host test
  * (tests/tool/agent-http-test.c) drives it with a fake source.
@@ -31,6 +32,7 @@ struct agent_req {
 	unsigned int	seconds;
 	uint32_t	pid;		/* 0: every process */
 	char		comm[16];	/* "": every name */
+	char		cgroup[1024];	/* "": every cgroup; else it and below */
 };
 
 /* One query argument as the client sent it (value NULL: no '='). */
@@ -42,6 +44,7 @@ struct agent_arg {
 enum agent_route {
 	AGENT_ROUTE_INDEX,
 	AGENT_ROUTE_PROFILE,
+	AGENT_ROUTE_METRICS,
 };
 
 /*
@@ -62,6 +65,11 @@ int agent_req_parse(const char *method, const char *path,
 struct agent_source {
 	int	(*profile)(void *ctx, const struct agent_req *q, uint8_t **buf,
 			   size_t *len, char *msg, size_t msglen);
+	/*
+	 * The agent's own state as Prometheus text, malloc'd in *text;
+	 * returns 0 or a negative errno. NULL: no /metrics page.
+	 */
+	int	(*metrics)(void *ctx, char **text);
 	void	*ctx;
 	const char *about;	/* a line for the index page */
 };
@@ -94,6 +102,12 @@ void agent_http_stop(struct agent_http *h);
 struct recorder;
 struct agent_win;
 
+/* The recorder's counters for /metrics, copied by its thread. */
+struct agent_state {
+	uint64_t	processes, objects, objects_dropped;
+	uint64_t	samples, lost, windows;
+};
+
 struct agent_wins {
 	pthread_mutex_t	lock;		/* the list and the windows' states */
 	pthread_cond_t	cond;		/* a window done or failed */
@@ -105,6 +119,7 @@ struct agent_wins {
 	pthread_mutex_t	build_lock;	/* the report model is single-threaded */
 	struct recorder	*r;
 	uint32_t	start_flags;
+	struct agent_state state;	/* under 'lock' */
 };
 
 int agent_wins_init(struct agent_wins *ws, struct recorder *r,
@@ -123,6 +138,9 @@ void agent_wins_fini(struct agent_wins *ws);
 /* The agent_source.profile of the real agent ('ctx': the agent_wins). */
 int agent_wins_profile(void *ctx, const struct agent_req *q, uint8_t **buf,
 		       size_t *len, char *msg, size_t msglen);
+
+/* agent_metrics.c: the agent_source.metrics of the real agent. */
+int agent_wins_metrics(void *ctx, char **text);
 
 /* argv[0] is "agent"; returns the process exit code. */
 int uwprof_cmd_agent(int argc, char **argv);

@@ -22,6 +22,7 @@
 
 #define AGENT_PROFILE_PATH	"/debug/pprof/profile"
 #define AGENT_MAX_ARGS		16
+#define AGENT_METRICS_PATH	"/metrics"
 
 /* ------------------------------------------------------------- requests */
 
@@ -72,12 +73,17 @@ static int profile_arg(const struct agent_arg *a, struct agent_req *q,
 		}
 		snprintf(q->comm, sizeof(q->comm), "%s", a->value);
 	} else if (!strcmp(a->key, "cgroup")) {
-		snprintf(msg, msglen,
-			 "cgroup= is not supported: this agent filters by pid= and comm= only");
-		return 400;
+		if (!a->value || a->value[0] != '/' ||
+		    strlen(a->value) >= sizeof(q->cgroup)) {
+			snprintf(msg, msglen,
+				 "bad cgroup: give a cgroup v2 path such as /system.slice/NAME.service (shorter than %zu bytes)",
+				 sizeof(q->cgroup));
+			return 400;
+		}
+		snprintf(q->cgroup, sizeof(q->cgroup), "%s", a->value);
 	} else {
 		snprintf(msg, msglen,
-			 "unknown parameter '%.64s' (known: seconds, pid, comm)",
+			 "unknown parameter '%.64s' (known: seconds, pid, comm, cgroup)",
 			 a->key);
 		return 400;
 	}
@@ -112,8 +118,9 @@ int agent_req_parse(const char *method, const char *path,
 		    char *msg, size_t msglen)
 {
 	int index = !strcmp(path, "/") || !strcmp(path, "/debug/pprof/");
+	int metrics = !strcmp(path, AGENT_METRICS_PATH);
 
-	if (!index && strcmp(path, AGENT_PROFILE_PATH)) {
+	if (!index && !metrics && strcmp(path, AGENT_PROFILE_PATH)) {
 		snprintf(msg, msglen, "no such page: %.200s (see /)", path);
 		return 404;
 	}
@@ -121,8 +128,8 @@ int agent_req_parse(const char *method, const char *path,
 		snprintf(msg, msglen, "method %.32s not allowed: only GET", method);
 		return 405;
 	}
-	if (index) {
-		*route = AGENT_ROUTE_INDEX;
+	if (index || metrics) {
+		*route = index ? AGENT_ROUTE_INDEX : AGENT_ROUTE_METRICS;
 		return 200;
 	}
 	*route = AGENT_ROUTE_PROFILE;
@@ -184,14 +191,32 @@ static enum MHD_Result answer_index(struct MHD_Connection *c,
 "?seconds=%d</a>: a CPU profile (gzipped pprof, profile.proto) of the\n"
 "next N seconds (default %d, at most %d), user call stacks of the whole host.</p>\n"
 "<p>Filters: <code>pid=PID</code> (one process), <code>comm=NAME</code>\n"
-"(processes of that name).</p>\n"
+"(processes of that name), <code>cgroup=PATH</code> (processes in that cgroup\n"
+"v2 path or below it, such as <code>/system.slice/nginx.service</code>).\n"
+"Samples carry the labels pid, thread, cgroup and, where the cgroup names\n"
+"one, container_id.</p>\n"
 "<p>Read one with <code>go tool pprof -top http://HOST:PORT" AGENT_PROFILE_PATH
-"?seconds=10</code>.</p>\n</body></html>\n",
+"?seconds=10</code>.</p>\n"
+"<p><a href=\"" AGENT_METRICS_PATH "\">" AGENT_METRICS_PATH "</a>: the agent's own\n"
+"state for Prometheus (memory, CPU, processes, objects, samples).</p>\n"
+"</body></html>\n",
 		     src->about ? src->about : "", AGENT_DEFAULT_SECONDS,
 		     AGENT_DEFAULT_SECONDS, AGENT_DEFAULT_SECONDS,
 		     AGENT_MAX_SECONDS);
 	return answer(c, 200, "text/html; charset=utf-8", page,
 		      (size_t)n < sizeof(page) ? (size_t)n : sizeof(page) - 1, 0);
+}
+
+/* Prometheus' text exposition format (version 0.0.4). */
+static enum MHD_Result answer_metrics(struct MHD_Connection *c,
+				      const struct agent_source *src)
+{
+	char *text = NULL;
+
+	if (!src->metrics || src->metrics(src->ctx, &text) || !text)
+		return answer_text(c, 500, "metrics are not available");
+	return answer(c, 200, "text/plain; version=0.0.4; charset=utf-8", text,
+		      strlen(text), 1);
 }
 
 struct arg_list {
@@ -244,6 +269,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		return answer_text(c, (unsigned int)status, msg);
 	if (route == AGENT_ROUTE_INDEX)
 		return answer_index(c, src);
+	if (route == AGENT_ROUTE_METRICS)
+		return answer_metrics(c, src);
 	status = src->profile(src->ctx, &q, &buf, &len, msg, sizeof(msg));
 	if (status != 200)
 		return answer_text(c, (unsigned int)status, msg);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "cgroup.h"
 #include "pprof.h"
 #include "recorder.h"
 #include "report_model.h"
@@ -122,6 +123,19 @@ static void tees_set(struct agent_wins *ws)
 	r->nr_tees = n;
 }
 
+/* Recorder thread, lock held. */
+static void state_copy(struct agent_wins *ws)
+{
+	const struct recorder *r = ws->r;
+
+	ws->state.processes = r->nr_procs;
+	ws->state.objects = r->nr_objs;
+	ws->state.objects_dropped = r->objects_dropped;
+	ws->state.samples = r->samples;
+	ws->state.lost = r->lost;
+	ws->state.windows = r->nr_tees;
+}
+
 int agent_wins_tick(struct agent_wins *ws, int max_ms)
 {
 	struct agent_win *win;
@@ -147,6 +161,7 @@ int agent_wins_tick(struct agent_wins *ws, int max_ms)
 		tees_set(ws);
 		pthread_cond_broadcast(&ws->cond);
 	}
+	state_copy(ws);
 	pthread_mutex_unlock(&ws->lock);
 	return next > now ? (int)((next - now + 999999) / 1000000) : 0;
 }
@@ -186,6 +201,9 @@ static int sample_wanted(const struct agent_win *win, const struct agent_req *q,
 	if (s->time_ns < win->start_ns || s->time_ns >= win->end_ns)
 		return 0;
 	if (q->pid && s->pid != q->pid)
+		return 0;
+	if (q->cgroup[0] &&
+	    (!s->cgroup || !uwprof_cgroup_under(s->cgroup, q->cgroup)))
 		return 0;
 	return !q->comm[0] || !strcmp(s->comm, q->comm);
 }

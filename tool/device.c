@@ -105,6 +105,13 @@ int uwprof_dev_maps_set(struct uwprof_dev *d, uint32_t pid,
 	return dev_ioctl(d, UWPROF_IOC_MAPS_SET, &a);
 }
 
+int uwprof_dev_object_del(struct uwprof_dev *d, uint64_t object_id)
+{
+	struct uwprof_object_del a = { .size = sizeof(a), .object_id = object_id };
+
+	return dev_ioctl(d, UWPROF_IOC_OBJECT_DEL, &a);
+}
+
 int uwprof_dev_process_del(struct uwprof_dev *d, uint32_t pid)
 {
 	struct uwprof_process_del a = { .size = sizeof(a), .pid = pid };

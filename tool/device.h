@@ -38,6 +38,7 @@ int uwprof_dev_table_add(struct uwprof_dev *d, uint64_t object_id,
 			 const void *blob, size_t size);
 int uwprof_dev_maps_set(struct uwprof_dev *d, uint32_t pid,
 			const struct uwprof_map *maps, uint32_t nr);
+int uwprof_dev_object_del(struct uwprof_dev *d, uint64_t object_id);
 int uwprof_dev_process_del(struct uwprof_dev *d, uint32_t pid);
 int uwprof_dev_start(struct uwprof_dev *d, uint32_t flags, uint32_t freq_hz,
 		     uint32_t max_depth, uint32_t ring_pages,

@@ -26,6 +26,7 @@
 
 #include <zlib.h>
 
+#include "cgroup.h"
 #include "pprof.h"
 #include "profile_file.h"
 #include "report_model.h"
@@ -264,6 +265,24 @@ static void put_locations(struct pprof_ctx *c)
 	}
 }
 
+/*
+ * The container labels: the cgroup path, and the container id when the
+ * path names one (the label names Pyroscope's and Parca's agents use).
+ */
+static void cgroup_labels(struct pprof_ctx *c, const char *path)
+{
+	char id[UWPROF_CONTAINER_ID_LEN];
+
+	pb_uint(&c->sub2, 1, str_of(c, "cgroup"));
+	pb_uint(&c->sub2, 2, str_of(c, path));
+	pb_msg(&c->sub, 3, &c->sub2);
+	if (!uwprof_container_id(path, id))
+		return;
+	pb_uint(&c->sub2, 1, str_of(c, "container_id"));
+	pb_uint(&c->sub2, 2, str_of(c, id));
+	pb_msg(&c->sub, 3, &c->sub2);
+}
+
 static void put_samples(struct pprof_ctx *c)
 {
 	const struct uwprof_rep_sample *s;
@@ -302,6 +321,8 @@ static void put_samples(struct pprof_ctx *c)
 		pb_uint(&c->sub2, 2, str_of(c, uwprof_pf_stop_name(
 			s->flags & UWPROF_SAMPLE_STOP_MASK)));
 		pb_msg(&c->sub, 3, &c->sub2);
+		if (s->cgroup)
+			cgroup_labels(c, s->cgroup);
 		if (s->flags & UWPROF_SAMPLE_FP_USED) {
 			pb_uint(&c->sub2, 1, str_of(c, "fp_fallback"));
 			pb_uint(&c->sub2, 2, str_of(c, "yes"));

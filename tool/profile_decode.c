@@ -75,7 +75,7 @@ static const char *const pf_type_name[] = {
 	[UWPROF_PF_MAPS] = "maps", [UWPROF_PF_SAMPLE] = "sample",
 	[UWPROF_PF_LOST] = "lost", [UWPROF_PF_EXIT] = "exit",
 	[UWPROF_PF_THREAD] = "thread", [UWPROF_PF_KSYMS] = "ksyms",
-	[UWPROF_PF_JITSYMS] = "jitsyms",
+	[UWPROF_PF_JITSYMS] = "jitsyms", [UWPROF_PF_CGROUP] = "cgroup",
 	[UWPROF_PF_STATS] = "stats", [UWPROF_PF_END] = "end",
 	[UWPROF_PF_OFF_CPU] = "off-cpu", [UWPROF_PF_SAMPLES] = "samples",
 };
@@ -508,6 +508,29 @@ static int pf_thread(struct pf_priv *pp, struct pf_cur *c)
 	return 0;
 }
 
+static int pf_cgroup(struct pf_priv *pp, struct pf_cur *c)
+{
+	struct uwprof_pf_cgroup_fixed f;
+	struct uwprof_pf_cgroup *g;
+
+	if (PF_ROOM_FOR_ONE(pp, cgroups, nr_cgroups, cap_cgroups))
+		return -ENOMEM;
+	g = &pp->pub.cgroups[pp->pub.nr_cgroups];
+	if (cur_get(c, &f, sizeof(f)))
+		return c->err;
+	if (f.reserved) {
+		c->why = "reserved field is not zero";
+		return -EINVAL;
+	}
+	g->time_ns = f.time_ns;
+	g->pid = f.pid;
+	g->path = cur_str(c, &pp->strs);
+	if (c->err)
+		return c->err;
+	pp->pub.nr_cgroups++;
+	return 0;
+}
+
 static int pf_ksyms(struct pf_priv *pp, struct pf_cur *c)
 {
 	struct uwprof_pf *pf = &pp->pub;
@@ -627,6 +650,8 @@ int pf_decode_one(struct pf_priv *pp, uint32_t type, struct pf_cur *c)
 		return pf_ksyms(pp, c);
 	case UWPROF_PF_JITSYMS:
 		return pf_jitsyms(pp, c);
+	case UWPROF_PF_CGROUP:
+		return pf_cgroup(pp, c);
 	case UWPROF_PF_STATS:
 		if (cur_get(c, &pf->stats, sizeof(pf->stats)))
 			return c->err;

@@ -277,6 +277,7 @@ void uwprof_pf_close(struct uwprof_pf *pf)
 	free(pf->samples);
 	free(pf->exits);
 	free(pf->threads);
+	free(pf->cgroups);
 	free(pf->ksyms);
 	free(pf->jitsyms);
 	free(pp->stacks);
@@ -497,6 +498,28 @@ const char *uwprof_pf_comm(const struct uwprof_pf *pf, uint32_t pid,
 	 * recorder read it): the last one recorded, rather than none.
 	 */
 	return c ? c : pf_comm_in(pf, pid, tid, 0, UINT64_MAX, NULL);
+}
+
+const char *uwprof_pf_cgroup(const struct uwprof_pf *pf, uint32_t pid,
+			     uint64_t time_ns)
+{
+	const struct uwprof_pf_cgroup *best = NULL, *after = NULL;
+	size_t i;
+
+	for (i = 0; i < pf->nr_cgroups; i++) {
+		const struct uwprof_pf_cgroup *c = &pf->cgroups[i];
+
+		if (c->pid != pid)
+			continue;
+		if (c->time_ns <= time_ns) {
+			if (!best || c->time_ns >= best->time_ns)
+				best = c;
+		} else if (!after || c->time_ns < after->time_ns) {
+			after = c;
+		}
+	}
+	best = best ? best : after;
+	return best ? best->path : NULL;
 }
 
 const char *uwprof_pf_stop_name(unsigned int stop)

@@ -58,6 +58,11 @@
  *		an earlier one's range replaces it there. Added without a
  *		version bump: older readers skip the record (their reports
  *		leave JIT frames unnamed).
+ *  CGROUP	struct uwprof_pf_cgroup_fixed, then string path: the cgroup v2
+ *		path of process 'pid' (the "0::" line of /proc/PID/cgroup) as
+ *		read at 'time_ns', written when the recorder first reads the
+ *		process and whenever it finds it moved. Added without a
+ *		version bump: older readers skip the record.
  *  STATS	struct uwprof_pf_stats: totals at the end of recording.
  *  END		no payload; always the last record, written by the commit,
  *		so a file cut at a record boundary is still seen as truncated.
@@ -153,6 +158,7 @@ enum uwprof_pf_type {
 	UWPROF_PF_JITSYMS	= 11,
 	UWPROF_PF_OFF_CPU	= 12,
 	UWPROF_PF_SAMPLES	= 13,
+	UWPROF_PF_CGROUP	= 14,
 };
 
 struct uwprof_pf_rec {
@@ -284,6 +290,12 @@ struct uwprof_pf_thread_fixed {
 	uint32_t	tid;
 };
 
+struct uwprof_pf_cgroup_fixed {
+	uint64_t	time_ns;
+	uint32_t	pid;
+	uint32_t	reserved;	/* zero */
+};
+
 /* uwprof_pf_jit_fixed.source: where the symbols were read. */
 #define UWPROF_PF_JIT_PERF_MAP	1	/* /tmp/perf-PID.map */
 #define UWPROF_PF_JIT_DUMP	2	/* jit-PID.dump */
@@ -378,6 +390,12 @@ struct uwprof_pf_thread {
 	const char	*comm;
 };
 
+struct uwprof_pf_cgroup {
+	uint64_t	time_ns;
+	uint32_t	pid;
+	const char	*path;
+};
+
 struct uwprof_pf_ksym {
 	uint64_t	addr;
 	uint64_t	size;
@@ -408,6 +426,8 @@ struct uwprof_pf {
 	size_t		nr_exits;
 	struct uwprof_pf_thread *threads;	/* file order */
 	size_t		nr_threads;
+	struct uwprof_pf_cgroup *cgroups;	/* file order */
+	size_t		nr_cgroups;
 	struct uwprof_pf_ksym *ksyms;	/* sorted by addr */
 	size_t		nr_ksyms;
 	struct uwprof_pf_jitsym *jitsyms;	/* every JITSYMS entry, file order */
@@ -473,6 +493,14 @@ const struct uwprof_pf_map *uwprof_pf_resolve(const struct uwprof_pf *pf,
  */
 const char *uwprof_pf_comm(const struct uwprof_pf *pf, uint32_t pid,
 			   uint32_t tid, uint64_t time_ns);
+
+/*
+ * The cgroup v2 path of process 'pid' at 'time_ns': the latest CGROUP
+ * record at or before that time, else the first after it; NULL when the
+ * file has none for the process.
+ */
+const char *uwprof_pf_cgroup(const struct uwprof_pf *pf, uint32_t pid,
+			     uint64_t time_ns);
 
 /*
  * The name of a stop reason (enum uwprof_stop: how a sample's stack
@@ -557,6 +585,8 @@ int uwprof_pfw_exit(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
 		    uint32_t exec);
 int uwprof_pfw_thread(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
 		      uint32_t tid, const char *comm);
+int uwprof_pfw_cgroup(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
+		      const char *path);
 int uwprof_pfw_ksyms(struct uwprof_pfw *w, const struct uwprof_pf_ksym *syms,
 		     uint64_t nr);
 /* One JITSYMS record of process 'pid' (each entry's own pid is ignored). */

@@ -488,6 +488,19 @@ int uwprof_pfw_thread(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
 	return pfw_end(w, start);
 }
 
+int uwprof_pfw_cgroup(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
+		      const char *path)
+{
+	struct uwprof_pf_cgroup_fixed f = { .time_ns = time_ns, .pid = pid };
+	long start = pfw_begin(w, UWPROF_PF_CGROUP, sizeof(f) + pf_str_size(path));
+
+	if (start < 0)
+		return w->error;
+	pfw_put(w, &f, sizeof(f));
+	pfw_put_str(w, path);
+	return pfw_end(w, start);
+}
+
 int uwprof_pfw_ksyms(struct uwprof_pfw *w, const struct uwprof_pf_ksym *syms,
 		     uint64_t nr)
 {

@@ -76,6 +76,12 @@ static void rec_fork(struct recorder *r, const struct uwprof_rec_fork *f)
 	if (!c || !pp || pp->ours != 1)
 		return;
 	c->ours = 1;
+	/* A child starts in its parent's cgroup. */
+	if (pp->cgroup && !c->cgroup) {
+		c->cgroup = strdup(pp->cgroup);
+		if (c->cgroup)
+			rec_w_cgroup(r, f->time_ns, c->pid, c->cgroup);
+	}
 	if (!pp->pf_maps || c->pf_maps)
 		return;
 	rec_w_maps(r, f->time_ns, c->pid, pp->comm,

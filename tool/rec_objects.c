@@ -38,8 +38,32 @@ static struct rec_obj *obj_new(struct recorder *r)
 	}
 	o = &r->objs[r->nr_objs];
 	memset(o, 0, sizeof(*o));
-	o->id = r->nr_objs + 1;
+	o->id = r->last_obj_id + 1;
 	return o;
+}
+
+/* obj_new()'s object is complete: its id is taken. */
+static void obj_commit(struct recorder *r)
+{
+	r->last_obj_id = r->objs[r->nr_objs].id;
+	r->nr_objs++;
+}
+
+struct rec_obj *rec_obj_by_id(struct recorder *r, uint64_t id)
+{
+	size_t lo = 0, hi = r->nr_objs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->objs[mid].id == id)
+			return &r->objs[mid];
+		if (r->objs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 /* Keeps an uploaded blob to finish walks from snapshots with. */
@@ -210,7 +234,7 @@ struct rec_obj *rec_obj_for_file(struct recorder *r, pid_t pid,
 				e->path);
 		o->no_table = 1;
 	}
-	r->nr_objs++;
+	obj_commit(r);
 	obj_write(r, o, NULL, 0);
 	return o;
 }
@@ -247,7 +271,7 @@ struct rec_obj *rec_obj_for_vdso(struct recorder *r, pid_t pid,
 	} else {
 		o->no_table = 1;
 	}
-	r->nr_objs++;
+	obj_commit(r);
 	r->vdso = o;
 	obj_write(r, o, img, size);
 	if (r->no_file && !r->vdso_image) {
@@ -379,4 +403,62 @@ void rec_objs_replay(struct recorder *r, struct uwprof_pfw *w)
 		uwprof_pfw_object(w, &f, o->path, o->vdso ? r->vdso_image : NULL,
 				  o->vdso ? r->vdso_size : 0);
 	}
+}
+
+static int id_used(const uint64_t *used, size_t n, uint64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (used[mid] == id)
+			return 1;
+		if (used[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+static void obj_release(struct recorder *r, struct rec_obj *o)
+{
+	int ret;
+
+	if (!o->no_table) {
+		ret = uwprof_dev_object_del(&r->dev, o->id);
+		if (ret && ret != -ENOENT)
+			fprintf(stderr, "%s: %s: dropping its table: %s\n",
+				r->name, o->path, strerror(-ret));
+	}
+	if (o->tab) {
+		uwprof_snap_table_free(o->tab);
+		free(o->tab);
+	}
+	free(o->path);
+	r->objects_dropped++;
+}
+
+void rec_objs_drop_unused(struct recorder *r, const uint64_t *used,
+			  size_t nr_used)
+{
+	struct rec_obj *vdso = NULL;
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nr_objs; i++) {
+		struct rec_obj *o = &r->objs[i];
+
+		if (!o->vdso && !id_used(used, nr_used, o->id)) {
+			obj_release(r, o);
+			continue;
+		}
+		if (n != i)
+			r->objs[n] = *o;
+		if (r->objs[n].vdso)
+			vdso = &r->objs[n];
+		n++;
+	}
+	r->nr_objs = n;
+	r->vdso = vdso;
 }

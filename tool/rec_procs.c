@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "recorder.h"
 
 uint64_t rec_comm_at(pid_t pid, pid_t tid, char *comm, size_t len)
@@ -174,6 +175,24 @@ static void proc_map_entry(struct recorder *r, struct rec_proc *p,
 	fm->flags = km->flags;
 }
 
+/* Records the process's cgroup when first read and whenever it moved. */
+static void proc_cgroup_look(struct recorder *r, struct rec_proc *p)
+{
+	char path[UWPROF_CGROUP_PATH_MAX];
+	char *copy;
+
+	if (uwprof_cgroup_of((pid_t)p->pid, path, sizeof(path)))
+		return;
+	if (p->cgroup && !strcmp(p->cgroup, path))
+		return;
+	copy = strdup(path);
+	if (!copy)
+		return;
+	free(p->cgroup);
+	p->cgroup = copy;
+	rec_w_cgroup(r, p->last_read_ns, p->pid, path);
+}
+
 /* Uploads the list; a failure is said once per kind, then the walks go on. */
 static void proc_maps_set(struct recorder *r, struct rec_proc *p,
 			  const struct uwprof_map *km, uint32_t n)
@@ -231,6 +250,7 @@ static int proc_upload_once(struct recorder *r, struct rec_proc *p)
 		return 0;
 	}
 	rec_jit_look(r, p, &pm);
+	proc_cgroup_look(r, p);
 	/*
 	 * With --hold-exec a command's process waits (SIGSTOP) while new
 	 * objects are compiled; others are never ours to stop. Without it,
@@ -402,9 +422,12 @@ void rec_procs_replay(struct recorder *r, struct uwprof_pfw *w)
 	for (i = 0; i < r->nr_procs; i++) {
 		const struct rec_proc *p = &r->procs[i];
 
-		if (p->ours == 1 && !p->gone && p->pf_maps)
-			uwprof_pfw_maps(w, p->last_read_ns, p->pid, p->comm,
-					p->pf_maps, p->nr_pf_maps);
+		if (p->ours != 1 || p->gone || !p->pf_maps)
+			continue;
+		uwprof_pfw_maps(w, p->last_read_ns, p->pid, p->comm,
+				p->pf_maps, p->nr_pf_maps);
+		if (p->cgroup)
+			uwprof_pfw_cgroup(w, p->last_read_ns, p->pid, p->cgroup);
 	}
 }
 
@@ -413,6 +436,7 @@ static void proc_release(struct rec_proc *p)
 	int g;
 
 	rec_jit_close(p);
+	free(p->cgroup);
 	free(p->maps);
 	free(p->pf_maps);
 	free(p->exec_ns);
@@ -420,15 +444,67 @@ static void proc_release(struct rec_proc *p)
 		free(p->gens[g].maps);
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static size_t ids_add(uint64_t *ids, size_t n, const struct uwprof_map *m,
+		      uint32_t nr)
+{
+	uint32_t i;
+
+	for (i = 0; i < nr; i++)
+		if (m[i].object_id)
+			ids[n++] = m[i].object_id;
+	return n;
+}
+
+/* The ids of the objects the known processes map or may still walk with. */
+static uint64_t *procs_object_ids(const struct recorder *r, size_t *nr)
+{
+	size_t i, n = 0, cap = 0;
+	uint64_t *ids;
+	int g;
+
+	for (i = 0; i < r->nr_procs; i++) {
+		cap += r->procs[i].nr_pf_maps;
+		for (g = 0; g < REC_GENS; g++)
+			cap += r->procs[i].gens[g].nr_maps;
+	}
+	ids = malloc((cap ? cap : 1) * sizeof(*ids));
+	if (!ids)
+		return NULL;
+	for (i = 0; i < r->nr_procs; i++) {
+		const struct rec_proc *p = &r->procs[i];
+		uint32_t k;
+
+		for (k = 0; k < p->nr_pf_maps; k++)
+			if (p->pf_maps[k].object_id)
+				ids[n++] = p->pf_maps[k].object_id;
+		for (g = 0; g < REC_GENS; g++)
+			n = ids_add(ids, n, p->gens[g].maps, p->gens[g].nr_maps);
+	}
+	qsort(ids, n, sizeof(*ids), u64_cmp);
+	*nr = n;
+	return ids;
+}
+
 /*
  * Forgets the processes that are gone (their EXIT seen, or no longer in
  * /proc when the record was lost), so that a long-running agent's state
- * follows the live processes rather than every process it ever saw; and
- * the set of threads named, which is filled again as threads are sampled.
+ * follows the live processes rather than every process it ever saw; the
+ * objects none of the others maps any more, with their tables in the
+ * module (an object mapped again later is compiled again, from the table
+ * cache, under a new id); and the set of threads named, which is filled
+ * again as threads are sampled.
  */
 void rec_procs_prune(struct recorder *r)
 {
-	size_t i, n = 0;
+	size_t i, n = 0, nr_ids;
+	uint64_t *ids;
 
 	for (i = 0; i < r->nr_procs; i++) {
 		struct rec_proc *p = &r->procs[i];
@@ -445,4 +521,8 @@ void rec_procs_prune(struct recorder *r)
 	r->nr_procs = n;
 	r->last_proc = 0;
 	uwprof_u64map_free(&r->tids);
+	ids = procs_object_ids(r, &nr_ids);
+	if (ids)
+		rec_objs_drop_unused(r, ids, nr_ids);
+	free(ids);
 }

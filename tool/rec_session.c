@@ -90,6 +90,7 @@ void rec_free(struct recorder *r)
 
 		free(p->maps);
 		free(p->pf_maps);
+		free(p->cgroup);
 		free(p->exec_ns);
 		for (g = 0; g < REC_GENS; g++)
 			free(p->gens[g].maps);

@@ -75,6 +75,17 @@ void rec_w_thread(struct recorder *r, uint64_t time_ns, uint32_t pid,
 		uwprof_pfw_thread(r->tees[i], time_ns, pid, tid, comm);
 }
 
+void rec_w_cgroup(struct recorder *r, uint64_t time_ns, uint32_t pid,
+		  const char *path)
+{
+	size_t i;
+
+	if (!r->no_file)
+		rec_out(r, uwprof_pfw_cgroup(&r->w, time_ns, pid, path));
+	EACH_TEE(r, i)
+		uwprof_pfw_cgroup(r->tees[i], time_ns, pid, path);
+}
+
 void rec_w_jitsyms(struct recorder *r, uint64_t time_ns, uint32_t pid,
 		   uint32_t source, const struct uwprof_pf_jitsym *syms,
 		   uint64_t nr)

@@ -171,7 +171,7 @@ static struct uwprof_rec_sample *rec_finish(struct recorder *r,
 	}
 	for (i = 0; i < nr; i++) {
 		const struct rec_obj *o = km[i].object_id ?
-					  &r->objs[km[i].object_id - 1] : NULL;
+					  rec_obj_by_id(r, km[i].object_id) : NULL;
 
 		um[i].start = km[i].start;
 		um[i].end = km[i].end;

@@ -150,6 +150,7 @@ struct rec_proc {
 	int		jit_owner_ok;
 	int		jit_done;	/* exited: its files read to the end */
 	char		comm[64];
+	char		*cgroup;	/* cgroup v2 path last recorded, or NULL */
 };
 
 struct recorder {
@@ -175,8 +176,10 @@ struct recorder {
 	int		stop;
 	int		output_failed;
 	uint64_t	t_start, t_end;
-	struct rec_obj	*objs;
+	struct rec_obj	*objs;		/* in order of id */
 	size_t		nr_objs, cap_objs;
+	uint64_t	last_obj_id;	/* ids are never used twice */
+	uint64_t	objects_dropped;
 	struct rec_obj	*vdso;
 	struct rec_proc	*procs;
 	size_t		nr_procs, cap_procs;
@@ -226,6 +229,8 @@ void rec_w_lost(struct recorder *r, uint64_t time_ns, uint32_t cpu,
 		uint64_t count);
 void rec_w_exit(struct recorder *r, uint64_t time_ns, uint32_t pid,
 		uint32_t exec);
+void rec_w_cgroup(struct recorder *r, uint64_t time_ns, uint32_t pid,
+		  const char *path);
 void rec_w_thread(struct recorder *r, uint64_t time_ns, uint32_t pid,
 		  uint32_t tid, const char *comm);
 void rec_w_jitsyms(struct recorder *r, uint64_t time_ns, uint32_t pid,
@@ -277,6 +282,13 @@ struct rec_obj *rec_obj_for_vdso(struct recorder *r, pid_t pid,
 				 const struct uwprof_pm_entry *e);
 void rec_prewarm_cmd(struct recorder *r);
 void rec_objs_replay(struct recorder *r, struct uwprof_pfw *w);
+struct rec_obj *rec_obj_by_id(struct recorder *r, uint64_t id);
+/*
+ * Drops the objects no known process maps (their tables from the module
+ * and from memory); 'used' holds the ids still mapped, sorted.
+ */
+void rec_objs_drop_unused(struct recorder *r, const uint64_t *used,
+			  size_t nr_used);
 
 /* rec_procs.c */
 /*

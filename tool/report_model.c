@@ -568,6 +568,7 @@ int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines,
 			if (!s->comm)
 				goto nomem;
 		}
+		s->cgroup = uwprof_pf_cgroup(r->pf, ps->pid, ps->time_ns);
 		s->frames = r->chains + used;
 		n = s->nr_kernel + s->nr_user;
 		maps = s->nr_user ?

@@ -69,6 +69,7 @@ struct uwprof_rep_sample {
 	uint32_t	nr_kernel;
 	uint32_t	nr_user;
 	const char	*comm;		/* never NULL */
+	const char	*cgroup;	/* cgroup v2 path, or NULL: not recorded */
 	/* nr_kernel + nr_user, leaf first, kernel ones first (as in the file) */
 	uint32_t	*frames;
 };

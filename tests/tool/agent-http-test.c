@@ -37,16 +37,23 @@ static int fake_profile(void *ctx, const struct agent_req *q, uint8_t **buf,
 	}
 	if (fake_delay_ms)
 		usleep((useconds_t)fake_delay_ms * 1000);
-	if (asprintf(&s, "seconds=%u pid=%u comm=%s", q->seconds, q->pid,
-		     q->comm) < 0)
+	if (asprintf(&s, "seconds=%u pid=%u comm=%s%s%s", q->seconds, q->pid,
+		     q->comm, q->cgroup[0] ? " cgroup=" : "", q->cgroup) < 0)
 		return 500;
 	*buf = (uint8_t *)s;
 	*len = strlen(s);
 	return 200;
 }
 
+static int fake_metrics(void *ctx, char **text)
+{
+	(void)ctx;
+	*text = strdup("# TYPE fake_metric gauge\nfake_metric 1\n");
+	return *text ? 0 : -ENOMEM;
+}
+
 static const struct agent_source fake = {
-	.profile = fake_profile, .about = "fake source",
+	.profile = fake_profile, .metrics = fake_metrics, .about = "fake source",
 };
 
 static int tcp_port;
@@ -169,10 +176,21 @@ static void check_server(const char *what)
 	st = http("GET", "/debug/pprof/profile?seconds=abc", out, sizeof(out));
 	ok(st == 400 && strstr(body(out), "bad seconds"),
 	   "%s: seconds=abc is 400 with a message", what);
-	st = http("GET", "/debug/pprof/profile?cgroup=/sys/fs/cgroup/x", out,
+	st = http("GET", "/debug/pprof/profile?seconds=2&cgroup=/system.slice/a.service",
+		  out, sizeof(out));
+	ok(st == 200 && !strcmp(body(out),
+				"seconds=2 pid=0 comm= cgroup=/system.slice/a.service"),
+	   "%s: cgroup= reaches the source", what);
+	st = http("GET", "/debug/pprof/profile?cgroup=system.slice", out,
 		  sizeof(out));
-	ok(st == 400 && strstr(body(out), "cgroup= is not supported"),
-	   "%s: cgroup= is 400, said unsupported", what);
+	ok(st == 400 && strstr(body(out), "bad cgroup"),
+	   "%s: a cgroup not starting with / is 400", what);
+	st = http("GET", "/metrics", out, sizeof(out));
+	ok(st == 200 && strstr(out, "version=0.0.4") &&
+	   !strcmp(body(out), "# TYPE fake_metric gauge\nfake_metric 1\n"),
+	   "%s: /metrics is the source's text in Prometheus' format", what);
+	st = http("POST", "/metrics", out, sizeof(out));
+	ok(st == 405, "%s: POST /metrics is 405 (got %d)", what, st);
 	st = http("GET", "/debug/pprof/profile?sekonds=3", out, sizeof(out));
 	ok(st == 400 && strstr(body(out), "unknown parameter"),
 	   "%s: an unknown parameter is 400", what);

@@ -98,6 +98,8 @@ static int write_profile(const char *path)
 	uwprof_pfw_object(&w, &o2, "[vdso]", vdso_img, sizeof(vdso_img));
 	uwprof_pfw_maps(&w, 1500, 42, "demo", m1, 2);
 	uwprof_pfw_thread(&w, 1600, 42, 43, "worker");
+	uwprof_pfw_cgroup(&w, 1500, 42, "/system.slice/demo.service");
+	uwprof_pfw_cgroup(&w, 2500, 42, "/moved");
 	uwprof_pfw_sample(&w, &s.s);
 	/* The same stack again (earlier, on another thread), then another. */
 	s.s.time_ns = 1950;
@@ -654,6 +656,12 @@ int main(int argc, char **argv)
 	   "after an exec, the new program's name; before it, the old one");
 	ok(!strcmp(uwprof_pf_comm(pf, 42, 43, 3200), "demo2"),
 	   "a thread's name does not outlive the exec");
+	ok(pf->nr_cgroups == 2 &&
+	   !strcmp(uwprof_pf_cgroup(pf, 42, 2000), "/system.slice/demo.service") &&
+	   !strcmp(uwprof_pf_cgroup(pf, 42, 1000), "/system.slice/demo.service") &&
+	   !strcmp(uwprof_pf_cgroup(pf, 42, 2500), "/moved") &&
+	   !uwprof_pf_cgroup(pf, 7, 2000),
+	   "cgroup records: the latest at a time, else the first after");
 	m = uwprof_pf_maps_for(pf, 42, 2000);
 	ok(m && m->time_ns == 1500, "snapshot taken before a sample applies");
 	m = uwprof_pf_maps_for(pf, 42, 1000);

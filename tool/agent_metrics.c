@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The agent's /metrics page: its own memory and CPU, what it tracks
+ * (processes, objects, the module's table memory) and what it sampled, in
+ * Prometheus' text format, so that an always-on agent can be watched for
+ * growth like any other service. The recorder's counters are copied under
+ * the windows' lock by the recorder's thread (agent_wins_tick()); the
+ * module's are read here with the STATS ioctl, which the module serialises
+ * against the recorder's own ioctls.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "recorder.h"
+
+struct metric {
+	const char	*name;
+	const char	*type;
+	const char	*help;
+	double		value;
+};
+
+static long rss_bytes(void)
+{
+	long pages = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+		resident = -1;
+	fclose(f);
+	return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static int metrics_write(FILE *f, const struct agent_state *a,
+			 const struct uwprof_stats *st)
+{
+	const struct metric m[] = {
+		{ "process_resident_memory_bytes", "gauge",
+		  "Resident memory size in bytes.", (double)rss_bytes() },
+		{ "process_cpu_seconds_total", "counter",
+		  "Total user and system CPU time spent in seconds.",
+		  cpu_seconds() },
+		{ "uwprof_agent_processes", "gauge",
+		  "Processes the agent tracks.", (double)a->processes },
+		{ "uwprof_agent_objects", "gauge",
+		  "Objects (executables, libraries) the agent keeps tables of.",
+		  (double)a->objects },
+		{ "uwprof_agent_objects_dropped_total", "counter",
+		  "Objects dropped when no process mapped them any more.",
+		  (double)a->objects_dropped },
+		{ "uwprof_agent_samples_total", "counter",
+		  "Samples read from the module.", (double)a->samples },
+		{ "uwprof_agent_lost_total", "counter",
+		  "Records the module dropped because a ring was full.",
+		  (double)a->lost },
+		{ "uwprof_agent_windows_open", "gauge",
+		  "Profile requests being recorded.", (double)a->windows },
+		{ "uwprof_module_table_bytes", "gauge",
+		  "Bytes of tables and mappings this agent holds in the module.",
+		  (double)st->table_bytes },
+		{ "uwprof_module_tables", "gauge",
+		  "Tables this agent holds in the module.", (double)st->tables },
+		{ "uwprof_module_skipped_throttle_total", "counter",
+		  "Samples the module skipped: the walks had used their CPU share.",
+		  (double)st->skipped_throttle },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", m[i].name,
+			m[i].help, m[i].name, m[i].type, m[i].name, m[i].value);
+	return ferror(f) ? -EIO : 0;
+}
+
+int agent_wins_metrics(void *ctx, char **text)
+{
+	struct agent_wins *ws = ctx;
+	struct uwprof_stats st = { .size = sizeof(st) };
+	struct agent_state a;
+	size_t len = 0;
+	FILE *f;
+	int ret;
+
+	pthread_mutex_lock(&ws->lock);
+	a = ws->state;
+	pthread_mutex_unlock(&ws->lock);
+	if (uwprof_dev_stats(&ws->r->dev, &st))
+		memset(&st, 0, sizeof(st));
+	*text = NULL;
+	f = open_memstream(text, &len);
+	if (!f)
+		return -errno;
+	ret = metrics_write(f, &a, &st);
+	if (fclose(f) && !ret)
+		ret = -EIO;
+	if (ret) {
+		free(*text);
+		*text = NULL;
+	}
+	return ret;
+}
