@@ -18,6 +18,7 @@
 
 #include "cfi.h"
 #include "elf_file.h"
+#include "nocfi.h"
 #include "outermost.h"
 #include "plt.h"
 #include "table.h"
@@ -374,14 +375,19 @@ static int table_build(struct uwprof_cfi *c, const struct uwprof_elf *ex,
 			}
 			b->clip = f->lo;
 		}
-		if (f->cie == UWPROF_PLT_CIE)
+		if (f->cie == UWPROF_PLT_CIE) {
 			ret = uwprof_plt_run(ex, f, tb_row, b);
+		} else if (f->cie == UWPROF_NOCFI_CIE) {
+			st->nocfi_fdes++;
+			ret = uwprof_nocfi_run(ex, f, tb_row, b);
+		}
 		else if (f->cie == UWPROF_OUTERMOST_CIE ||
 			 f->cie == UWPROF_GOSWITCH_CIE ||
-			 f->cie == UWPROF_GOSIGNAL_CIE)
+			 f->cie == UWPROF_GOSIGNAL_CIE) {
 			ret = uwprof_outermost_run(ex, f, tb_row, b);
-		else
+		} else {
 			ret = uwprof_plt_cfi_run(ex, c, f, tb_row, b);
+		}
 		if (ret)
 			return ret;
 		if (f->hi > last_end)
@@ -566,6 +572,8 @@ static int table_compile_elf(struct uwprof_elf *e, int search_debug,
 	ret = uwprof_plt_add(e, &c);
 	if (!ret)
 		ret = uwprof_outermost_mark(e, &c);
+	if (!ret)
+		ret = uwprof_nocfi_add(e, &c);
 	if (ret) {
 		tb_fail(out->err, "%s: out of memory", e->path);
 		goto free_cfi;

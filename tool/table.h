@@ -53,6 +53,8 @@ struct uwprof_table_stats {
 	uint64_t	end_rows;
 	uint64_t	plt_rows;
 	uint64_t	signal_rows;
+	/* functions without CFI given rows from their code (nocfi.h) */
+	uint64_t	nocfi_fdes;
 	uint64_t	rules;
 	uint64_t	bytes;			/* blob size */
 	uint64_t	unsupported[UWPROF_UNSUP__COUNT];	/* rows, by reason */

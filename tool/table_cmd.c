@@ -88,6 +88,8 @@ static void print_stats(const struct uwprof_table_stats *st)
 	       (unsigned long long)st->plt_rows,
 	       (unsigned long long)st->signal_rows,
 	       (unsigned long long)st->rules);
+	printf("# no-cfi: %llu functions with rows from their code\n",
+	       (unsigned long long)st->nocfi_fdes);
 	printf("# bytes: %llu bytes/row: %.2f\n", (unsigned long long)st->bytes,
 	       st->rows ? (double)st->bytes / (double)st->rows : 0.0);
 	for (i = 0; i < UWPROF_UNSUP__COUNT; i++)
