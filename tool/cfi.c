@@ -412,7 +412,7 @@ int uwprof_cfi_parse(struct uwprof_cfi *c)
 		f->insn = (uint64_t)(ent.p - c->data);
 		f->end = (uint64_t)(ent.end - c->data);
 		f->cie = ci;
-		f->__pad = 0;
+		f->cfi_cie = ci;
 		off = next;
 	}
 	return 0;

@@ -40,8 +40,9 @@ struct uwprof_cfi_fde {
 	uint64_t	off;		/* entry offset in the section */
 	uint64_t	insn;		/* program: [insn, end) section offsets */
 	uint64_t	end;
-	uint32_t	cie;		/* index into uwprof_cfi.cies */
-	uint32_t	__pad;
+	uint32_t	cie;		/* index into uwprof_cfi.cies, or a marker */
+	/* the CIE index of an FDE whose 'cie' a marker replaced (outermost.h) */
+	uint32_t	cfi_cie;
 };
 
 struct uwprof_cfi_cie;

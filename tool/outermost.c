@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <gelf.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "goframe.h"
@@ -42,6 +43,22 @@ static const char *const go_outermost[] = {
  */
 static const char *const go_signal_entry[] = {
 	"runtime.sigtramp", "runtime.sigtramp.abi0",
+};
+
+/*
+ * Go's asynchronous preemption on arm64: the signal handler makes the
+ * interrupted function F appear to call runtime.asyncPreempt by storing
+ * F's lr 16 bytes below F's sp, lowering sp by those 16 bytes and setting
+ * lr to the interrupted pc. asyncPreempt's CFI takes the sp it was
+ * entered with for its CFA, so a walk would return into F 16 bytes below
+ * F's frame. Its rows are moved so that the CFA is F's sp (the saved
+ * slots stay where they are); rows that say the return address is in lr
+ * hold only at the entry, before the epilogue reloads lr with F's: any
+ * other such row stops the walk. On amd64 the injected call pushes the
+ * return address like any call, and the CFI is right as it is.
+ */
+static const char *const go_preempt[] = {
+	"runtime.asyncPreempt", "runtime.asyncPreempt.abi0",
 };
 
 /* Go functions that switch sp inside a frame of their own (goframe.h). */
@@ -156,6 +173,9 @@ int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 			else if (name && e->arch == UWPROF_ARCH_ARM64 &&
 				 name_in(name, go_signal_entry, 2))
 				cie = UWPROF_GOSIGNAL_CIE;
+			else if (name && e->arch == UWPROF_ARCH_ARM64 &&
+				 name_in(name, go_preempt, 2))
+				cie = UWPROF_GOPREEMPT_CIE;
 			else
 				continue;
 			ret = mark_range(c, lo, hi, cie);
@@ -166,14 +186,67 @@ int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 	return 0;
 }
 
-int uwprof_outermost_run(const struct uwprof_elf *e,
+struct preempt_shift {
+	uwprof_cfi_row_fn	fn;
+	void			*ctx;
+};
+
+/* Go's pushCall: F's sp is 16 bytes above the sp asyncPreempt starts with. */
+#define GO_PUSHCALL_BYTES	16
+
+static void preempt_slot(uint8_t type, int32_t *off)
+{
+	if (type == UWPROF_REG_AT_CFA)
+		*off -= GO_PUSHCALL_BYTES;
+}
+
+static int preempt_row(void *arg, uint64_t addr, const struct uwprof_rule *r,
+		       uint8_t reason)
+{
+	struct preempt_shift *ps = arg;
+	struct uwprof_rule m = *r;
+
+	if (m.cfa_type == UWPROF_CFA_END)
+		return ps->fn(ps->ctx, addr, &m, reason);
+	if (m.cfa_type == UWPROF_CFA_SP && (m.ra_type == UWPROF_REG_AT_CFA ||
+	    (m.ra_type == UWPROF_REG_SAME && m.cfa_off == 0))) {
+		m.cfa_off += GO_PUSHCALL_BYTES;
+		preempt_slot(m.fp_type, &m.fp_off);
+		preempt_slot(m.ra_type, &m.ra_off);
+		if (m.saved_type == UWPROF_REG_AT_CFA &&
+		    m.saved_off - GO_PUSHCALL_BYTES >= INT16_MIN) {
+			m.saved_off -= GO_PUSHCALL_BYTES;
+		} else {
+			m.saved_type = UWPROF_REG_SAME;
+			m.saved_reg = 0;
+			m.saved_off = 0;
+		}
+		return ps->fn(ps->ctx, addr, &m, reason);
+	}
+	memset(&m, 0, sizeof(m));
+	m.cfa_type = UWPROF_CFA_UNSUPPORTED;
+	return ps->fn(ps->ctx, addr, &m, UWPROF_UNSUP_STACK_SWITCH);
+}
+
+int uwprof_outermost_run(const struct uwprof_elf *e, struct uwprof_cfi *c,
 			 const struct uwprof_cfi_fde *f,
 			 uwprof_cfi_row_fn fn, void *ctx)
 {
+	struct preempt_shift ps = { .fn = fn, .ctx = ctx };
+	struct uwprof_cfi_fde cfi;
 	const uint8_t *code;
 	struct uwprof_rule r;
 
 	memset(&r, 0, sizeof(r));
+	if (f->cie == UWPROF_GOPREEMPT_CIE) {
+		if (f->insn == f->end || f->cfi_cie >= c->nr_cies) {
+			r.cfa_type = UWPROF_CFA_UNSUPPORTED;
+			return fn(ctx, f->lo, &r, UWPROF_UNSUP_STACK_SWITCH);
+		}
+		cfi = *f;
+		cfi.cie = f->cfi_cie;
+		return uwprof_cfi_run(c, &cfi, preempt_row, &ps);
+	}
 	if (f->cie == UWPROF_GOSWITCH_CIE || f->cie == UWPROF_GOSIGNAL_CIE) {
 		code = code_at(e, f->lo, f->hi);
 		if (code && !uwprof_goframe_check(e->arch, code, f->hi - f->lo))

@@ -23,6 +23,8 @@
 #define UWPROF_GOSWITCH_CIE	(UINT32_MAX - 2)
 /* uwprof_cfi_fde.cie of Go's signal handler entry (arm64). */
 #define UWPROF_GOSIGNAL_CIE	(UINT32_MAX - 3)
+/* uwprof_cfi_fde.cie of Go's injected preemption call (arm64). */
+#define UWPROF_GOPREEMPT_CIE	(UINT32_MAX - 5)
 
 /*
  * Marks the FDEs of the outermost and stack-switching functions of 'e'
@@ -31,8 +33,8 @@
  */
 int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c);
 
-/* Emits the rows of a marked FDE. */
-int uwprof_outermost_run(const struct uwprof_elf *e,
+/* Emits the rows of a marked FDE ('c' holds its CFI). */
+int uwprof_outermost_run(const struct uwprof_elf *e, struct uwprof_cfi *c,
 			 const struct uwprof_cfi_fde *f,
 			 uwprof_cfi_row_fn fn, void *ctx);
 
