@@ -133,7 +133,7 @@ static int agent_parse(struct rec_opts *o, struct agent_opts *a, int argc,
 	memset(o, 0, sizeof(*o));
 	o->freq = AGENT_DEFAULT_FREQ;
 	o->depth = REC_DEFAULT_DEPTH;
-	o->snapshot_size = UWPROF_SNAPSHOT_DEFAULT;
+	o->snapshot_size = REC_DEFAULT_SNAPSHOT;
 	o->quiet = 1;
 	optind = 1;
 	opterr = 1;

@@ -67,7 +67,7 @@ static void rec_usage(FILE *f)
 "        4 permission denied (needs root or CAP_PERFMON), 5 no such process\n"
 "        or the command could not be started, 6 output file not written\n"
 "        (directory not writable, disk full), 7 another session is sampling\n",
-		REC_DEFAULT_FREQ, REC_DEFAULT_DEPTH, UWPROF_SNAPSHOT_DEFAULT,
+		REC_DEFAULT_FREQ, REC_DEFAULT_DEPTH, REC_DEFAULT_SNAPSHOT,
 		UWPROF_MAX_SNAPSHOT);
 }
 
@@ -245,7 +245,7 @@ static int parse_opts(struct rec_opts *o, int argc, char **argv)
 	memset(o, 0, sizeof(*o));
 	o->freq = REC_DEFAULT_FREQ;
 	o->depth = REC_DEFAULT_DEPTH;
-	o->snapshot_size = UWPROF_SNAPSHOT_DEFAULT;
+	o->snapshot_size = REC_DEFAULT_SNAPSHOT;
 	o->off_cpu_min_ns = REC_DEFAULT_OFF_CPU_MIN_NS;
 	o->output = "uwprof.data";
 	optind = 1;

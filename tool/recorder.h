@@ -40,6 +40,13 @@
 
 #define REC_DEFAULT_FREQ	999
 #define REC_DEFAULT_DEPTH	4096
+/*
+ * Stack bytes a sample of not yet uploaded code carries. The copy ends at
+ * the stack's last readable page, so most cost a few KiB whatever the
+ * bound; a compiler's recursion (cc1's gimplifier) needs more than 16 KiB
+ * while its large table is being compiled.
+ */
+#define REC_DEFAULT_SNAPSHOT	UWPROF_MAX_SNAPSHOT
 /* --off-cpu-min: waits shorter than a scheduler tick are rarely the story */
 #define REC_DEFAULT_OFF_CPU_MIN_NS	1000000ULL
 #define REC_REFRESH_MIN_NS	2000000ULL	/* per process, between re-reads */
