@@ -106,6 +106,8 @@ static long uwprof_ioc_version(struct uwprof_session *s, void __user *arg)
 	v.caps |= UWPROF_CAP_SNAPSHOT;
 	if (uwprof_offcpu_available())
 		v.caps |= UWPROF_CAP_OFF_CPU;
+	if (uwprof_mmap_available())
+		v.caps |= UWPROF_CAP_MMAP;
 	v.nr_cpus = nr_cpu_ids;
 	v.table_mem_max = READ_ONCE(uwprof_table_mem_max);
 	return uwprof_dev_put(arg, &v, sizeof(v), usize);

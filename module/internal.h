@@ -113,6 +113,7 @@ struct uwprof_pcpu_stats {
 	u64 off_cpu_short;
 	u64 off_cpu_dropped;
 	u64 off_cpu_lost;
+	u64 mmap_records;
 	u64 stop[UWPROF_STOP__COUNT];
 	u64 hist[UWPROF_HIST_BUCKETS];
 };
@@ -269,6 +270,9 @@ bool uwprof_sample_traced(const struct uwprof_sampler *sp, u32 tgid);
 void uwprof_sample_emit_exit(struct uwprof_sampler *sp, u32 tgid,
 			     const char *comm);
 void uwprof_sample_emit_fork(struct uwprof_sampler *sp, u32 pid, u32 ppid);
+/* A record into this CPU's ring (preemption disabled); false: lost. */
+bool uwprof_sample_emit(struct uwprof_sampler *sp, const void *rec, u32 size,
+			bool wake);
 bool uwprof_sample_hw_available(void);
 bool uwprof_sample_over_budget(struct uwprof_scratch *sc, u64 now);
 void uwprof_sample_walk(struct uwprof_sampler *sp, struct uwprof_scratch *sc,
@@ -282,6 +286,11 @@ int uwprof_offcpu_create(struct uwprof_sampler *sp, u64 min_ns);
 int uwprof_offcpu_start(struct uwprof_sampler *sp);
 void uwprof_offcpu_stop(struct uwprof_sampler *sp);
 void uwprof_offcpu_free(struct uwprof_sampler *sp);
+
+/* mmaprec.c: process context, not under a session's lock */
+bool uwprof_mmap_available(void);
+int uwprof_mmap_get(void);
+void uwprof_mmap_put(void);
 
 /* lifecycle.c */
 int uwprof_lifecycle_init(void);

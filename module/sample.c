@@ -405,8 +405,8 @@ static void uwprof_sample_overflow(struct perf_event *event,
  * Context: a lifecycle probe, preemption disabled; interrupts (and the
  * sample path) may nest.
  */
-static bool uwprof_sample_emit(struct uwprof_sampler *sp, const void *rec,
-			       u32 size, bool wake)
+bool uwprof_sample_emit(struct uwprof_sampler *sp, const void *rec, u32 size,
+			bool wake)
 {
 	struct uwprof_ring *r = &sp->rings->ring[smp_processor_id()];
 	bool ok;
@@ -525,7 +525,8 @@ static int uwprof_sample_check(const struct uwprof_start *a)
 	const u32 known = UWPROF_START_SYSTEM_WIDE | UWPROF_START_KERNEL_STACK |
 			  UWPROF_START_CPU_CLOCK | UWPROF_START_CYCLES |
 			  UWPROF_START_NO_FP_FALLBACK | UWPROF_START_HOLD_EXEC |
-			  UWPROF_START_SNAPSHOT | UWPROF_START_OFF_CPU;
+			  UWPROF_START_SNAPSHOT | UWPROF_START_OFF_CPU |
+			  UWPROF_START_MMAP;
 
 	if (a->flags & ~known)
 		return -EINVAL;
@@ -695,7 +696,17 @@ int uwprof_sample_run(struct uwprof_sampler *sp)
 	}
 	ret = uwprof_offcpu_start(sp);
 	if (ret)
-		cpuhp_state_remove_instance(uwprof_cpuhp_state, &sp->node);
+		goto events;
+	if (sp->flags & UWPROF_START_MMAP) {
+		ret = uwprof_mmap_get();
+		if (ret) {
+			uwprof_offcpu_stop(sp);
+			goto events;
+		}
+	}
+	return 0;
+events:
+	cpuhp_state_remove_instance(uwprof_cpuhp_state, &sp->node);
 	return ret;
 }
 
@@ -709,8 +720,10 @@ void uwprof_sample_stop(struct uwprof_sampler *sp)
 	u32 i;
 
 	cpuhp_state_remove_instance(uwprof_cpuhp_state, &sp->node);
-	/* Waits for its probe itself. */
+	/* Both wait for their probes themselves. */
 	uwprof_offcpu_stop(sp);
+	if (sp->flags & UWPROF_START_MMAP)
+		uwprof_mmap_put();
 	/* Handlers in NMI/IRQ and the lifecycle probes are RCU readers. */
 	synchronize_rcu();
 	for (i = 0; i < sp->rings->nr; i++)
@@ -769,6 +782,7 @@ void uwprof_sample_stats(struct uwprof_session *s, struct uwprof_stats *st)
 		st->off_cpu_short += c->off_cpu_short;
 		st->off_cpu_dropped += c->off_cpu_dropped;
 		st->off_cpu_lost += c->off_cpu_lost;
+		st->mmap_records += c->mmap_records;
 		for (i = 0; i < UWPROF_STOP__COUNT; i++)
 			st->stop[i] += c->stop[i];
 		for (i = 0; i < UWPROF_HIST_BUCKETS; i++)

@@ -66,13 +66,16 @@ START_NO_FP_FALLBACK = 1 << 4
 START_HOLD_EXEC = 1 << 5
 START_SNAPSHOT = 1 << 6
 START_OFF_CPU = 1 << 7
+START_MMAP = 1 << 8
 MAP_NO_TABLE = 1 << 0
 CAP_HW_CYCLES = 1 << 0
 CAP_KERNEL_STACK = 1 << 1
 CAP_SNAPSHOT = 1 << 2
 CAP_OFF_CPU = 1 << 3
+CAP_MMAP = 1 << 4
 
-REC_SAMPLE, REC_LOST, REC_UNKNOWN_MAP, REC_EXIT, REC_FORK = 1, 2, 3, 4, 5
+REC_SAMPLE, REC_LOST, REC_UNKNOWN_MAP, REC_EXIT, REC_FORK, REC_MMAP = \
+    1, 2, 3, 4, 5, 6
 SAMPLE_STOP_MASK = 0xff
 SAMPLE_FP_USED = 1 << 8
 SAMPLE_IN_KERNEL = 1 << 9
@@ -137,8 +140,9 @@ _STATS_FIELDS = ['samples', 'frames', 'lost', 'skipped_kthread',
                  'unknown_maps']
 
 
-_OFF_CPU_STATS = ['off_cpu_blocks', 'off_cpu_samples', 'off_cpu_short',
-                  'off_cpu_dropped', 'off_cpu_lost']
+# The counters after nmi_samples, in the header's order.
+_LATER_STATS = ['off_cpu_blocks', 'off_cpu_samples', 'off_cpu_short',
+                'off_cpu_dropped', 'off_cpu_lost', 'mmap_records']
 
 
 class _Stats(ctypes.Structure):
@@ -157,7 +161,7 @@ class _Stats(ctypes.Structure):
                  ('snapshot_bytes', ctypes.c_uint64),
                  ('fork_records', ctypes.c_uint64),
                  ('nmi_samples', ctypes.c_uint64)] +
-                [(f, ctypes.c_uint64) for f in _OFF_CPU_STATS])
+                [(f, ctypes.c_uint64) for f in _LATER_STATS])
 
 
 class _RingInfo(ctypes.Structure):
@@ -168,7 +172,7 @@ class _RingInfo(ctypes.Structure):
 
 # The C compiler's sizes for the uapi structs (static checks, like the C side).
 for _s, _n in ((_Version, 64), (_TableAdd, 32), (_ObjectDel, 16), (_Map, 40),
-               (_MapsSet, 24), (_ProcessDel, 8), (_Start, 48), (_Stats, 424),
+               (_MapsSet, 24), (_ProcessDel, 8), (_Start, 48), (_Stats, 432),
                (_RingInfo, 32)):
     assert ctypes.sizeof(_s) == _n, (_s.__name__, ctypes.sizeof(_s))
 
@@ -360,7 +364,7 @@ class Session:
               'events', 'lost_samples', 'exit_records',
               'processes_inherited', 'skipped_throttle', 'snapshots',
               'snapshot_bytes', 'fork_records', 'nmi_samples'] +
-             _OFF_CPU_STATS}
+             _LATER_STATS}
         d['stop'] = dict(zip(STOP_NAMES, st.stop))
         return d
 

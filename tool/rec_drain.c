@@ -2,8 +2,8 @@
 /*
  * The ring records of 'uwprof record': each record the ring reader copied
  * out is handled here. Samples of the profiled processes go to the file
- * (or wait for their tables when they carry a stack snapshot); FORK, EXIT
- * and UNKNOWN_MAP records keep the recorder's view of the processes and
+ * (or wait for their tables when they carry a stack snapshot); FORK, EXIT,
+ * MMAP and UNKNOWN_MAP records keep the recorder's view of the processes and
  * their mappings current, and mark processes whose mappings must be
  * re-read and uploaded. Called from the run loop (record.c) only.
  */
@@ -155,6 +155,7 @@ static void rec_exit(struct recorder *r, const struct uwprof_rec_exit *e)
 			     e->pid, comm);
 	}
 	if (e->exec) {
+		p->image_read = 0;
 		p->execs++;
 		rec_proc_exec_seen(p, e->time_ns);
 		/* The module dropped its mappings: the new image's. */
@@ -172,6 +173,8 @@ static void rec_exit(struct recorder *r, const struct uwprof_rec_exit *e)
 		p->maps = NULL;
 		p->nr_maps = 0;
 		p->gone = 1;
+		p->mm_exit = 1;
+		r->mm_exits = 1;
 	}
 }
 
@@ -199,6 +202,9 @@ static int on_record(const struct uwprof_rec_hdr *h, uint32_t ring, void *priv)
 	case UWPROF_REC_EXIT:
 		rec_exit(r, (const void *)h);
 		break;
+	case UWPROF_REC_MMAP:
+		rec_mmap_record(r, (const void *)h);
+		break;
 	default:
 		break;
 	}
@@ -214,6 +220,7 @@ void rec_drain(struct recorder *r)
 	uint64_t start = mono_ns();
 
 	uwprof_rreader_take(&r->rr, on_record, r);
+	rec_mm_exits(r);
 	r->horizon_ns = start - REC_HORIZON_NS;
 	if (r->snapq.n)
 		rec_snapshots_flush(r, 0, 0);

@@ -213,22 +213,83 @@ static void proc_maps_set(struct recorder *r, struct rec_proc *p,
 }
 
 /*
- * Reads the process's executable mappings, makes sure every object has an
- * OBJECT record (and a table in the module), uploads the list and stores
- * a MAPS snapshot. Returns 0, 1 when the mappings changed while they were
- * uploaded (an exec between the read and MAPS_SET leaves the module with
- * the old image's list: read again), -ESRCH when the process is gone, or
- * -errno.
+ * Makes sure every object of 'pm' has an OBJECT record (and a table in the
+ * module) and stores a MAPS snapshot dated 'read_ns' with the name 'comm'.
+ * 'live': read from /proc just now, so the list also goes to the module
+ * (with --hold-exec the process waits meanwhile); else from the MMAP
+ * records of a process that is gone, for the file and the walks only.
+ * Returns 0, 1 when the list is the one stored last, or -errno.
  */
-static int proc_upload_once(struct recorder *r, struct rec_proc *p)
+int rec_proc_upload_pm(struct recorder *r, struct rec_proc *p,
+		       const struct uwprof_pm *pm, uint64_t read_ns,
+		       const char *comm, int live)
 {
 	struct uwprof_map *km = NULL;
 	struct uwprof_pf_map *fm = NULL;
+	uint32_t n = (uint32_t)pm->n;
+	int ret = 0, stopped = 0;
+	size_t i;
+
+	/*
+	 * With --hold-exec a command's process waits (SIGSTOP) while new
+	 * objects are compiled; others are never ours to stop. Without it,
+	 * samples taken meanwhile carry snapshots and are finished here.
+	 */
+	if (live && r->o.mode == MODE_CMD && r->o.hold_exec)
+		for (i = 0; i < pm->n && !stopped; i++)
+			if (pm->v[i].kind != UWPROF_PM_ANON &&
+			    !rec_obj_lookup(r, &pm->v[i]))
+				stopped = !kill((pid_t)p->pid, SIGSTOP);
+	km = calloc(n ? n : 1, sizeof(*km));
+	fm = calloc(n ? n : 1, sizeof(*fm));
+	if (!km || !fm) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		proc_map_entry(r, p, &pm->v[i], &km[i], &fm[i]);
+	p->image_read = 1;
+	if (p->maps && p->nr_maps == n &&
+	    !memcmp(p->maps, km, n * sizeof(*km))) {
+		ret = 1;	/* unchanged: nothing to upload or store */
+		goto out;
+	}
+	if (live)
+		proc_maps_set(r, p, km, n);
+	rec_w_maps(r, read_ns, p->pid, comm, fm, n);
+	free(p->pf_maps);
+	p->pf_maps = fm;
+	p->nr_pf_maps = n;
+	fm = NULL;
+	snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	if (comm[0] && !p->first_name_ns)
+		p->first_name_ns = read_ns;
+	r->maps_uploads++;
+	free(p->maps);
+	p->maps = km;
+	p->nr_maps = n;
+	km = NULL;
+	if (r->o.snapshot_size)
+		rec_proc_gen_push(p, p->maps, n, read_ns);
+out:
+	if (stopped)
+		kill((pid_t)p->pid, SIGCONT);
+	free(km);
+	free(fm);
+	return ret;
+}
+
+/*
+ * Reads the process's executable mappings and uploads them. Returns 0, 1
+ * when the mappings changed while they were uploaded (an exec between the
+ * read and MAPS_SET leaves the module with the old image's list: read
+ * again), -ESRCH when the process is gone, or -errno.
+ */
+static int proc_upload_once(struct recorder *r, struct rec_proc *p)
+{
 	struct uwprof_pm pm;
 	char comm[64];
-	uint32_t n = 0;
-	size_t i;
-	int ret, stopped = 0;
+	int ret;
 
 	/*
 	 * The name is read next to the time the record carries: between this
@@ -251,50 +312,11 @@ static int proc_upload_once(struct recorder *r, struct rec_proc *p)
 	}
 	rec_jit_look(r, p, &pm);
 	proc_cgroup_look(r, p);
-	/*
-	 * With --hold-exec a command's process waits (SIGSTOP) while new
-	 * objects are compiled; others are never ours to stop. Without it,
-	 * samples taken meanwhile carry snapshots and are finished here.
-	 */
-	if (r->o.mode == MODE_CMD && r->o.hold_exec)
-		for (i = 0; i < pm.n && !stopped; i++)
-			if (pm.v[i].kind != UWPROF_PM_ANON && !rec_obj_lookup(r, &pm.v[i]))
-				stopped = !kill((pid_t)p->pid, SIGSTOP);
-	km = calloc(pm.n, sizeof(*km));
-	fm = calloc(pm.n, sizeof(*fm));
-	if (!km || !fm) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < pm.n; i++)
-		proc_map_entry(r, p, &pm.v[i], &km[i], &fm[i]);
-	n = (uint32_t)pm.n;
-	if (p->maps && p->nr_maps == n && !memcmp(p->maps, km, n * sizeof(*km))) {
-		ret = 0;	/* unchanged: nothing to upload or store */
-		goto out;
-	}
-	proc_maps_set(r, p, km, n);
-	rec_w_maps(r, p->last_read_ns, p->pid, comm, fm, n);
-	free(p->pf_maps);
-	p->pf_maps = fm;
-	p->nr_pf_maps = n;
-	fm = NULL;
-	snprintf(p->comm, sizeof(p->comm), "%s", comm);
-	if (comm[0] && !p->first_name_ns)
-		p->first_name_ns = p->last_read_ns;
-	r->maps_uploads++;
-	free(p->maps);
-	p->maps = km;
-	p->nr_maps = n;
-	km = NULL;
-	if (r->o.snapshot_size)
-		rec_proc_gen_push(p, p->maps, n, p->last_read_ns);
-	ret = pm_same((pid_t)p->pid, &pm) ? 0 : 1;
-out:
-	if (stopped)
-		kill((pid_t)p->pid, SIGCONT);
-	free(km);
-	free(fm);
+	ret = rec_proc_upload_pm(r, p, &pm, p->last_read_ns, comm, 1);
+	if (!ret)
+		ret = pm_same((pid_t)p->pid, &pm) ? 0 : 1;
+	else if (ret == 1)
+		ret = 0;
 	uwprof_pm_free(&pm);
 	return ret;
 }
@@ -364,17 +386,18 @@ static void procs_find_children(struct recorder *r)
 
 /*
  * Re-reads the processes that asked for it (and a command's, every
- * REC_POLL_NS). Returns how long the recorder may sleep before a refresh
+ * REC_POLL_NS, REC_POLL_RECORDS_NS with MMAP records). Returns how long the recorder may sleep before a refresh
  * held back by REC_REFRESH_MIN_NS is due, in ms, at most 'max_ms': the
  * record that asked for it will not come again to wake the recorder.
  */
 int rec_procs_refresh(struct recorder *r, int force, int max_ms)
 {
 	uint64_t now = mono_ns(), wait_ns = (uint64_t)max_ms * 1000000ULL;
+	uint64_t poll = r->mmap_records_on ? REC_POLL_RECORDS_NS : REC_POLL_NS;
 	size_t i;
 
 	if (r->o.mode == MODE_CMD && !force &&
-	    now - r->children_ns >= REC_POLL_NS) {
+	    now - r->children_ns >= poll) {
 		procs_find_children(r);
 		r->children_ns = now;
 	}
@@ -384,7 +407,8 @@ int rec_procs_refresh(struct recorder *r, int force, int max_ms)
 
 		if (p->ours != 1 || p->gone)
 			continue;
-		if (r->o.mode == MODE_CMD && !force) {
+		/* Without MMAP records, a changed size is the sign of an mmap. */
+		if (r->o.mode == MODE_CMD && !force && !r->mmap_records_on) {
 			uint64_t v = uwprof_pm_vsize((pid_t)p->pid);
 
 			if (v && v != p->vsize) {
@@ -393,7 +417,7 @@ int rec_procs_refresh(struct recorder *r, int force, int max_ms)
 			}
 		}
 		if (!p->refresh && !(r->o.mode == MODE_CMD &&
-				     now - p->last_read_ns >= REC_POLL_NS))
+				     now - p->last_read_ns >= poll))
 			continue;
 		/*
 		 * Re-reads come at most every REC_REFRESH_MIN_NS, unless code
@@ -436,6 +460,7 @@ static void proc_release(struct rec_proc *p)
 	int g;
 
 	rec_jit_close(p);
+	rec_mm_free(p);
 	free(p->cgroup);
 	free(p->maps);
 	free(p->pf_maps);

@@ -91,6 +91,7 @@ void rec_free(struct recorder *r)
 		free(p->maps);
 		free(p->pf_maps);
 		free(p->cgroup);
+		rec_mm_free(p);
 		free(p->exec_ns);
 		for (g = 0; g < REC_GENS; g++)
 			free(p->gens[g].maps);
@@ -175,10 +176,26 @@ int rec_setup(struct recorder *r, uint32_t *flagsp)
 	}
 	if (r->o.off_cpu)
 		flags |= UWPROF_START_OFF_CPU;
+	/*
+	 * Executable mappings as they are made: a process gone before its
+	 * maps could be read is still known, a library is known as it is
+	 * mapped (so its process need not be polled for new mappings).
+	 */
+	if (r->dev.ver.caps & UWPROF_CAP_MMAP)
+		flags |= UWPROF_START_MMAP;
 	r->snapq.max_bytes = REC_SNAPQ_MAX;
 	uwprof_tcache_init(&r->cache, r->o.cache_dir);
 	*flagsp = flags;
 	return 0;
+}
+
+static int rec_dev_start(struct recorder *r, uint32_t flags)
+{
+	return uwprof_dev_start(&r->dev, flags, r->o.freq, r->o.depth,
+				r->o.ring_pages, r->o.snapshot_size,
+				r->o.off_cpu ? r->o.off_cpu_min_ns : 0,
+				r->o.mode == MODE_PIDS ? r->o.pids : NULL,
+				r->o.mode == MODE_PIDS ? r->o.nr_pids : 0);
 }
 
 /* START, the rings mapped and their reader running. */
@@ -186,12 +203,12 @@ int rec_sampling_start(struct recorder *r, uint32_t flags)
 {
 	int ret;
 
-	ret = uwprof_dev_start(&r->dev, flags, r->o.freq, r->o.depth,
-			       r->o.ring_pages, r->o.snapshot_size,
-			       r->o.off_cpu ? r->o.off_cpu_min_ns : 0,
-			       r->o.mode == MODE_PIDS ?
-			       r->o.pids : NULL,
-			       r->o.mode == MODE_PIDS ? r->o.nr_pids : 0);
+	ret = rec_dev_start(r, flags);
+	/* The module's probe for MMAP records did not fit this kernel. */
+	if (ret == -EOPNOTSUPP && (flags & UWPROF_START_MMAP))
+		ret = rec_dev_start(r, flags & ~UWPROF_START_MMAP);
+	else if (!ret && (flags & UWPROF_START_MMAP))
+		r->mmap_records_on = 1;
 	if (ret) {
 		if (ret == -EBUSY)
 			fprintf(stderr, "%s: another uwprof session is sampling\n", r->name);

@@ -334,6 +334,10 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 			(double)st->snapshot_bytes / 1024.0 / (double)st->snapshots,
 			(unsigned long long)r->snap_finished,
 			(unsigned long long)r->snap_unfinished);
+	if (r->mm_images)
+		fprintf(stderr,
+			"uwprof: %llu processes gone before their mappings were read: mappings from the module's records\n",
+			(unsigned long long)r->mm_images);
 	if (r->jit_syms)
 		fprintf(stderr, "uwprof: %llu JIT symbols stored (perf maps, jitdump files)\n",
 			(unsigned long long)r->jit_syms);
@@ -381,8 +385,10 @@ static void rec_loop(struct recorder *r, int tty)
 
 		rec_wait_events(r, wait_ms, -1);
 		rec_drain(r);
-		wait_ms = rec_procs_refresh(r, 0,
-					r->o.mode == MODE_CMD ? REC_CHECK_MS : 100);
+		/* A command's mmaps are polled for unless records tell. */
+		wait_ms = rec_procs_refresh(r, 0, r->o.mode == MODE_CMD &&
+					    !r->mmap_records_on ?
+					    REC_CHECK_MS : 100);
 		rec_reap(r);
 		now = mono_ns();
 		if (r->o.mode == MODE_CMD && r->child_done)

@@ -59,6 +59,12 @@
  */
 #define REC_POLL_NS		200000000ULL
 /*
+ * The same with MMAP records, which tell of new mappings (and EXIT and FORK
+ * records of new processes) as they happen: only lost records are left to
+ * catch.
+ */
+#define REC_POLL_RECORDS_NS	2000000000ULL
+/*
  * How often a command's processes are checked for a changed size, the cheap
  * sign of an mmap: a library dlopen() maps is then usually uploaded while
  * the loader still relocates it, before its code runs (an UNKNOWN_MAP comes
@@ -123,6 +129,13 @@ struct rec_jit {
 /* Bytes of records read out of the rings and not processed yet, at most. */
 #define REC_RING_BUFFER_MAX	(512ULL << 20)
 
+/* An executable mapping from an MMAP record (rec_mmaps.c). */
+struct rec_mm {
+	struct uwprof_pm_entry e;
+	uint64_t	time_ns;
+	int		exec;		/* made while an exec loaded its image */
+};
+
 struct rec_proc {
 	uint32_t	pid;
 	int		ours;		/* 1 profiled, 0 not, -1 not decided */
@@ -158,6 +171,11 @@ struct rec_proc {
 	int		jit_done;	/* exited: its files read to the end */
 	char		comm[64];
 	char		*cgroup;	/* cgroup v2 path last recorded, or NULL */
+	/* MMAP records of it, and whether /proc was read since its exec */
+	struct rec_mm	*mm;
+	size_t		nr_mm, cap_mm;
+	int		image_read;
+	int		mm_exit;	/* exited: rebuild at the end of the drain */
 };
 
 struct recorder {
@@ -203,6 +221,10 @@ struct recorder {
 	uint64_t	snap_finished, snap_unfinished;
 	uint64_t	horizon_ns;	/* every exec before it was seen */
 	uint64_t	maps_uploads, objects_no_table;
+	/* UWPROF_START_MMAP is on; MMAP records read; images rebuilt */
+	int		mmap_records_on;
+	int		mm_exits;	/* some rec_proc.mm_exit is set */
+	uint64_t	mmap_records, mm_images;
 	uint64_t	jit_syms;	/* JIT symbols stored */
 	int		warned_mem, warned_maps;
 };
@@ -314,6 +336,15 @@ void rec_procs_prune(struct recorder *r);
 
 /* rec_snapshots.c */
 void rec_sample_out(struct recorder *r, const struct uwprof_rec_sample *s);
+int rec_proc_upload_pm(struct recorder *r, struct rec_proc *p,
+		       const struct uwprof_pm *pm, uint64_t read_ns,
+		       const char *comm, int live);
+
+/* rec_mmaps.c */
+void rec_mmap_record(struct recorder *r, const struct uwprof_rec_mmap *m);
+void rec_mm_exits(struct recorder *r);
+void rec_mm_free(struct rec_proc *p);
+
 void rec_proc_gen_push(struct rec_proc *p, const struct uwprof_map *km,
 		       uint32_t nr, uint64_t read_ns);
 void rec_proc_exec_seen(struct rec_proc *p, uint64_t time_ns);

@@ -792,6 +792,101 @@ TEST_F(sampling, exec_reported_system_wide)
 	EXPECT_GE(st.exit_records, 1);
 }
 
+/* The MMAP records of one process. */
+struct mmap_tally {
+	pid_t pid;
+	uint64_t exec_chain;	/* the program, mapped by the exec */
+	uint64_t exec_other;	/* its interpreter (dynamic programs) */
+	uint64_t later;		/* mapped after the exec: libraries */
+	uint64_t vdso;
+	uint64_t bad;		/* wrong pgoff or tid, a path not a file */
+};
+
+static void on_mmap_rec(const struct uwprof_rec_mmap *m, void *priv)
+{
+	struct mmap_tally *t = priv;
+	struct stat st;
+
+	if ((pid_t)m->pid != t->pid)
+		return;
+	if (m->tid != m->pid || (m->pgoff & 4095))
+		t->bad++;
+	if (m->flags & UWPROF_MMAP_VDSO) {
+		t->vdso++;
+		return;
+	}
+	if (stat(m->path, &st) || st.st_ino != m->ino)
+		t->bad++;
+	if (!(m->flags & UWPROF_MMAP_EXEC))
+		t->later++;
+	else if (strstr(m->path, "/uwprof_chain"))
+		t->exec_chain++;
+	else
+		t->exec_other++;
+}
+
+/*
+ * A child that execs the chain, system-wide with MMAP records: the exec's
+ * own mappings (the program, its interpreter) carry UWPROF_MMAP_EXEC with
+ * the file's path and inode, the libraries the interpreter maps later do
+ * not, and the vDSO has its record; without the flag, no record.
+ */
+TEST_F(sampling, mmap_records)
+{
+	struct uwprof_version v = { .size = sizeof(v) };
+	struct mmap_tally mt = {};
+	struct uwprof_stats st;
+	int go, status, round;
+	char c = 0;
+
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_VERSION, &v));
+	if (!(v.caps & UWPROF_CAP_MMAP))
+		SKIP(return, "this kernel has no kprobes");
+	self->rd.on_mmap = on_mmap_rec;
+	self->rd.priv = &mt;
+	self->rd.on_sample = NULL;
+	self->rd.on_exit = NULL;
+	for (round = 0; round < 2; round++) {
+		uint32_t flags = UWPROF_START_SYSTEM_WIDE |
+				 (round ? 0 : UWPROF_START_MMAP);
+
+		memset(&mt, 0, sizeof(mt));
+		memset(&self->rd.c, 0, sizeof(self->rd.c));
+		self->child = spawn_exec_on_go("0", &go);
+		ASSERT_GT(self->child, 0);
+		mt.pid = self->child;
+		ASSERT_EQ(0, uwt_start(self->fd, flags, 100, 8, 0, NULL, 0));
+		ASSERT_EQ(1, write(go, &c, 1));
+		close(go);
+		ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+		self->child = -1;
+		ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 200));
+		ASSERT_EQ(0, uwt_stats(self->fd, &st));
+		uwt_rings_unmap(&self->r);
+		EXPECT_EQ(0, self->rd.c.bad);
+		EXPECT_EQ(st.mmap_records, self->rd.c.mmaps)
+			TH_LOG("the stats count every MMAP record read (none lost: %llu)",
+			       (unsigned long long)self->rd.c.lost);
+		if (round) {
+			EXPECT_EQ(0, self->rd.c.mmaps) TH_LOG("records without the flag");
+			continue;
+		}
+		EXPECT_EQ(0, mt.bad);
+		EXPECT_GE(mt.exec_chain, 1) TH_LOG("the program's code, mapped by its exec");
+		EXPECT_EQ(1, mt.vdso);
+		/* A dynamic program: ld.so by the exec, libc after it. */
+		if (mt.exec_other || mt.later) {
+			EXPECT_GE(mt.exec_other, 1);
+			EXPECT_GE(mt.later, 1);
+		}
+		TH_LOG("child's MMAP records: %llu of the program, %llu of the interpreter, %llu later, %llu vDSO",
+		       (unsigned long long)mt.exec_chain,
+		       (unsigned long long)mt.exec_other,
+		       (unsigned long long)mt.later,
+		       (unsigned long long)mt.vdso);
+	}
+}
+
 /* Samples taken inside execve, over every process. */
 struct exec_tally {
 	uint64_t samples, in_exec, bad;

@@ -447,6 +447,8 @@ struct uwt_counts {
 	uint64_t lost;		/* sum of LOST record counts */
 	uint64_t unknown;
 	uint64_t exits;
+	uint64_t forks;
+	uint64_t mmaps;
 	uint64_t bad;		/* malformed records */
 	uint64_t bytes;
 };
@@ -455,10 +457,12 @@ struct uwt_counts {
 typedef void (*uwt_sample_fn)(const struct uwprof_rec_sample *s, uint32_t ring,
 			      void *priv);
 typedef void (*uwt_exit_fn)(const struct uwprof_rec_exit *e, void *priv);
+typedef void (*uwt_mmap_fn)(const struct uwprof_rec_mmap *m, void *priv);
 
 struct uwt_reader {
 	uwt_sample_fn on_sample;
 	uwt_exit_fn on_exit;
+	uwt_mmap_fn on_mmap;
 	void *priv;
 	struct uwt_counts c;
 	uint64_t buf[UWPROF_MAX_DEPTH + 256 + (UWPROF_MAX_SNAPSHOT + 512) / 8];
@@ -472,6 +476,23 @@ static inline void uwt_copy_out(const char *data, uint64_t size, uint64_t pos,
 
 	memcpy(dst, data + off, first);
 	memcpy((char *)dst + first, data, len - first);
+}
+
+/* An MMAP record's size, path and flags are what the header says. */
+static inline bool uwt_mmap_ok(const struct uwprof_rec_mmap *m)
+{
+	uint32_t room = m->hdr.size - sizeof(*m);
+
+	if (m->hdr.size < sizeof(*m) || m->path_size > room ||
+	    room - m->path_size >= 8 || m->end <= m->start ||
+	    !(m->prot & PROT_EXEC) || m->__reserved ||
+	    (m->flags & ~(UWPROF_MMAP_VDSO | UWPROF_MMAP_PATH_CUT |
+			  UWPROF_MMAP_EXEC)))
+		return false;
+	if (!m->path_size)
+		return (m->flags & (UWPROF_MMAP_VDSO | UWPROF_MMAP_PATH_CUT)) != 0;
+	return m->path[0] == '/' && !m->path[m->path_size - 1] &&
+	       strlen(m->path) == m->path_size - 1;
 }
 
 /*
@@ -532,6 +553,20 @@ static inline void uwt_ring_drain(struct uwt_rings *r, uint32_t i,
 			rd->c.exits++;
 			if (rd->on_exit)
 				rd->on_exit((void *)rd->buf, rd->priv);
+			break;
+		case UWPROF_REC_FORK:
+			if (h.size != sizeof(struct uwprof_rec_fork))
+				rd->c.bad++;
+			rd->c.forks++;
+			break;
+		case UWPROF_REC_MMAP:
+			if (!uwt_mmap_ok((void *)rd->buf)) {
+				rd->c.bad++;
+				break;
+			}
+			rd->c.mmaps++;
+			if (rd->on_mmap)
+				rd->on_mmap((void *)rd->buf, rd->priv);
 			break;
 		default:
 			rd->c.bad++;

@@ -190,7 +190,9 @@ struct uwprof_table_hdr {
  *           previous run's rings are still mmapped
  *   EPERM   START with UWPROF_START_KERNEL_STACK for an opener that may
  *           not see kernel addresses
- *   EOPNOTSUPP  START with UWPROF_START_CYCLES and no hardware cycles event
+ *   EOPNOTSUPP  START with UWPROF_START_CYCLES and no hardware cycles event,
+ *           or with UWPROF_START_MMAP where the module's probe cannot be
+ *           placed (a kernel without kprobes or without perf_event_mmap)
  *   ENOTTY  unknown command
  * Output-only structs (VERSION, STATS, RING_INFO) need only 'size' set
  * (at least 8); the module fills min(size, its sizeof) bytes, zeroes the
@@ -206,6 +208,7 @@ struct uwprof_table_hdr {
 #define UWPROF_CAP_KERNEL_STACK	(1U << 1)	/* caller may see kernel addresses */
 #define UWPROF_CAP_SNAPSHOT	(1U << 2)	/* START takes UWPROF_START_SNAPSHOT */
 #define UWPROF_CAP_OFF_CPU	(1U << 3)	/* START takes UWPROF_START_OFF_CPU */
+#define UWPROF_CAP_MMAP		(1U << 4)	/* START takes UWPROF_START_MMAP */
 
 struct uwprof_version {
 	__u32	size;		/* in: sizeof(struct uwprof_version) */
@@ -299,6 +302,15 @@ struct uwprof_process_del {
  * stacks keep at most UWPROF_OFF_CPU_DEPTH user frames.
  */
 #define UWPROF_START_OFF_CPU		(1U << 7)
+/*
+ * UWPROF_REC_MMAP records for every executable mapping a traced process
+ * makes (a file's code, the vDSO), written from the mmap itself: the reader
+ * learns of a process's code even if the process is gone before it could
+ * read /proc/PID/maps, and of a library as it is mapped. Offered where
+ * UWPROF_CAP_MMAP says so; START still answers EOPNOTSUPP if the probe
+ * cannot be placed. The session owner's own mappings are left out.
+ */
+#define UWPROF_START_MMAP		(1U << 8)
 
 #define UWPROF_MAX_DEPTH	8192
 #define UWPROF_MAX_PIDS		1024
@@ -429,6 +441,7 @@ struct uwprof_stats {
 	/* Not recorded: every slot taken, walk budget used, or ring busy. */
 	__u64	off_cpu_dropped;
 	__u64	off_cpu_lost;		/* records in 'lost': ring full */
+	__u64	mmap_records;		/* UWPROF_REC_MMAP records written */
 };
 
 struct uwprof_ring_info {
@@ -507,6 +520,7 @@ enum uwprof_rec_type {
 	UWPROF_REC_UNKNOWN_MAP	= 3,
 	UWPROF_REC_EXIT		= 4,
 	UWPROF_REC_FORK		= 5,
+	UWPROF_REC_MMAP		= 6,
 };
 
 struct uwprof_rec_hdr {
@@ -604,6 +618,42 @@ struct uwprof_rec_fork {
 	__u64	time_ns;
 	__u32	pid;		/* the new process */
 	__u32	ppid;		/* the thread-group id it copied its list from */
+};
+
+/* uwprof_rec_mmap.flags */
+#define UWPROF_MMAP_VDSO	(1U << 0)	/* the vDSO: no file, no path */
+#define UWPROF_MMAP_PATH_CUT	(1U << 1)	/* path unknown or too long: none */
+/*
+ * Made by execve while it loaded the new image (the program and its
+ * interpreter): such records come before the exec's UWPROF_REC_EXIT, and
+ * the process's earlier mappings are gone.
+ */
+#define UWPROF_MMAP_EXEC	(1U << 2)
+
+/*
+ * A traced process mapped executable code (UWPROF_START_MMAP): [start, end)
+ * of the file at 'path' (as seen from the process's root) from byte 'pgoff'
+ * on, the file's identity when it was mapped, then the NUL-terminated path
+ * padded with zeros to the record's size. Written on the CPU that ran the
+ * mmap; the reader is woken at once when the process has mappings in the
+ * session (a library loaded into a profiled process).
+ */
+struct uwprof_rec_mmap {
+	struct uwprof_rec_hdr hdr;
+	__u64	time_ns;
+	__u32	pid;
+	__u32	tid;
+	__u64	start;
+	__u64	end;
+	__u64	pgoff;		/* file offset of 'start', bytes */
+	__u64	ino;
+	__u32	dev_major;
+	__u32	dev_minor;
+	__u32	flags;		/* UWPROF_MMAP_* */
+	__u32	prot;		/* PROT_READ | PROT_WRITE | PROT_EXEC */
+	__u32	path_size;	/* bytes of path with its NUL, 0: none */
+	__u32	__reserved;
+	char	path[];
 };
 
 #endif /* _UAPI_LINUX_UWPROF_H */
