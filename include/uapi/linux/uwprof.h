@@ -208,7 +208,7 @@ struct uwprof_table_hdr {
 #define UWPROF_CAP_KERNEL_STACK	(1U << 1)	/* caller may see kernel addresses */
 #define UWPROF_CAP_SNAPSHOT	(1U << 2)	/* START takes UWPROF_START_SNAPSHOT */
 #define UWPROF_CAP_OFF_CPU	(1U << 3)	/* START takes UWPROF_START_OFF_CPU */
-#define UWPROF_CAP_MMAP		(1U << 4)	/* START takes UWPROF_START_MMAP */
+#define UWPROF_CAP_MMAP		(1U << 7)	/* START takes UWPROF_START_MMAP */
 
 struct uwprof_version {
 	__u32	size;		/* in: sizeof(struct uwprof_version) */
@@ -310,7 +310,7 @@ struct uwprof_process_del {
  * UWPROF_CAP_MMAP says so; START still answers EOPNOTSUPP if the probe
  * cannot be placed. The session owner's own mappings are left out.
  */
-#define UWPROF_START_MMAP		(1U << 8)
+#define UWPROF_START_MMAP		(1U << 10)
 
 #define UWPROF_MAX_DEPTH	8192
 #define UWPROF_MAX_PIDS		1024
