@@ -168,11 +168,9 @@ int rec_targets_ready(struct recorder *r, struct rec_launch *l)
 
 	if (r->o.mode == MODE_PIDS)
 		return upload_pids(r);
-	if (r->o.mode == MODE_ALL) {
+	if (r->o.mode == MODE_ALL)
 		upload_all(r);
-		return 0;
-	}
-	if (r->o.mode != MODE_CMD)
+	if (!r->o.cmd)
 		return 0;
 	rec_prewarm_cmd(r);
 	/* Orphaned grandchildren stay in the tree, and get reaped. */

@@ -185,7 +185,7 @@ int rec_output_open(struct recorder *r, uint32_t start_flags)
 	int ret;
 
 	rec_header_fill(r, start_flags, &hd);
-	cmdline = join_argv(r->o.mode == MODE_CMD ? r->o.cmd : NULL);
+	cmdline = join_argv(r->o.cmd);
 	hd.h.cmdline = cmdline ? cmdline : "";
 	ret = uwprof_pfw_open(&r->w, r->o.output, &hd.h);
 	free(cmdline);

@@ -40,7 +40,8 @@ static void rec_usage(FILE *f)
 "  Sample user call stacks (unwound in the kernel with DWARF tables) of a\n"
 "  command and its children, of processes (-p), or of everything (-a).\n"
 "  -F, --freq HZ       samples per second per CPU (default %u)\n"
-"  -a, --all-cpus      every process on the system\n"
+"  -a, --all-cpus      every process on the system (with a command: while it\n"
+"                      runs)\n"
 "  -p, --pid PIDS      these processes (comma separated; their threads too)\n"
 "  -d, --duration S    stop after S seconds (default: until the command ends,\n"
 "                      the processes exit, or SIGINT/SIGTERM)\n"
@@ -266,8 +267,9 @@ static int parse_opts(struct rec_opts *o, int argc, char **argv)
 		if (ret)
 			return -1;
 	}
+	/* -a with a command: the whole system, for as long as it runs. */
 	if (optind < argc) {
-		if (set_mode(o, MODE_CMD))
+		if (o->mode != MODE_ALL && set_mode(o, MODE_CMD))
 			return -1;
 		o->cmd = argv + optind;
 	}
@@ -391,7 +393,7 @@ static void rec_loop(struct recorder *r, int tty)
 					    REC_CHECK_MS : 100);
 		rec_reap(r);
 		now = mono_ns();
-		if (r->o.mode == MODE_CMD && r->child_done)
+		if (r->o.cmd && r->child_done)
 			break;
 		if (r->o.mode == MODE_PIDS && !rec_pids_alive(r))
 			break;
@@ -433,7 +435,7 @@ static int rec_finish(struct recorder *r, int tty)
 	if (r->o.kernel)
 		rec_ksyms_out(r);
 	rec_stats_out(r, &st);
-	if (r->o.mode == MODE_CMD && !r->child_done) {
+	if (r->o.cmd && !r->child_done) {
 		/* Stopped by a signal or -d: the command stays running. */
 		if (!r->o.quiet)
 			fprintf(stderr, "uwprof record: command %d still running\n",
@@ -448,7 +450,7 @@ static int rec_finish(struct recorder *r, int tty)
 	}
 	if (!r->o.quiet)
 		summary(r, &st);
-	if (r->o.mode == MODE_CMD && r->child_done && !r->o.quiet) {
+	if (r->o.cmd && r->child_done && !r->o.quiet) {
 		if (WIFEXITED(r->child_status) && WEXITSTATUS(r->child_status))
 			fprintf(stderr, "uwprof: command exited with status %d\n",
 				WEXITSTATUS(r->child_status));
@@ -475,7 +477,7 @@ static int record_run(struct recorder *r)
 	code = rec_targets_ready(r, &l);
 	if (!code)
 		code = rec_sampling_start(r, flags);
-	if (!code && r->o.mode == MODE_CMD)
+	if (!code && r->o.cmd)
 		code = rec_cmd_go(r, &l);
 	if (code) {
 		rec_targets_abort(r, &l);
