@@ -155,9 +155,10 @@ static void rec_exit(struct recorder *r, const struct uwprof_rec_exit *e)
 			     e->pid, comm);
 	}
 	if (e->exec) {
-		p->image_read = 0;
 		p->execs++;
 		rec_proc_exec_seen(p, e->time_ns);
+		rec_mm_exec(r, p, e->time_ns);
+		p->image_read = 0;
 		/* The module dropped its mappings: the new image's. */
 		free(p->maps);
 		p->maps = NULL;
@@ -173,8 +174,7 @@ static void rec_exit(struct recorder *r, const struct uwprof_rec_exit *e)
 		p->maps = NULL;
 		p->nr_maps = 0;
 		p->gone = 1;
-		p->mm_exit = 1;
-		r->mm_exits = 1;
+		rec_mm_exit(r, p);
 	}
 }
 
@@ -220,7 +220,7 @@ void rec_drain(struct recorder *r)
 	uint64_t start = mono_ns();
 
 	uwprof_rreader_take(&r->rr, on_record, r);
-	rec_mm_exits(r);
+	rec_mm_flush(r);
 	r->horizon_ns = start - REC_HORIZON_NS;
 	if (r->snapq.n)
 		rec_snapshots_flush(r, 0, 0);

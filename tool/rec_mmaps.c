@@ -46,18 +46,19 @@ static int exec_between(const struct rec_proc *p, uint64_t a, uint64_t b)
 }
 
 /*
- * Replays p's mappings in time order into 'keep' (index list, sorted by
- * start): returns how many the last image holds; *from_exec says whether
- * that image's records begin with its exec (else they are only what was
- * mapped after the records began).
+ * Replays p's mappings made before time 'before' in time order into 'keep'
+ * (index list, sorted by start): returns how many the last image among
+ * them holds; *from_exec says whether that image's records begin with its
+ * exec (else they are only what was mapped after the records began).
  */
-static size_t mm_last_image(struct rec_proc *p, size_t *keep, int *from_exec)
+static size_t mm_last_image(struct rec_proc *p, size_t *keep, int *from_exec,
+			    uint64_t before)
 {
 	size_t i, k, n = 0;
 
 	qsort(p->mm, p->nr_mm, sizeof(*p->mm), mm_time_cmp);
 	*from_exec = 0;
-	for (i = 0; i < p->nr_mm; i++) {
+	for (i = 0; i < p->nr_mm && p->mm[i].time_ns < before; i++) {
 		const struct rec_mm *m = &p->mm[i], *prev = i ? m - 1 : NULL;
 
 		if (m->exec && (!prev || !prev->exec ||
@@ -93,7 +94,7 @@ static void mm_compact(struct rec_proc *p)
 
 	if (!keep)
 		return;
-	n = mm_last_image(p, keep, &from_exec);
+	n = mm_last_image(p, keep, &from_exec, UINT64_MAX);
 	v = malloc((n ? n : 1) * sizeof(*v));
 	if (!v) {
 		free(keep);
@@ -118,6 +119,9 @@ void rec_mm_free(struct rec_proc *p)
 	free(p->mm);
 	p->mm = NULL;
 	p->nr_mm = p->cap_mm = 0;
+	free(p->mm_unread);
+	p->mm_unread = NULL;
+	p->nr_mm_unread = p->cap_mm_unread = 0;
 }
 
 static int mm_valid(const struct uwprof_rec_mmap *m)
@@ -184,18 +188,48 @@ void rec_mmap_record(struct recorder *r, const struct uwprof_rec_mmap *m)
 	}
 }
 
-/*
- * The last image of a process that exited, from its records, when
- * /proc/PID/maps was never read for that image: its MAPS record, and a
- * generation to finish its samples' walks with. Returns 0, or -ENOENT
- * when the records do not hold that image from its exec on (a child that
- * did not exec ran its parent's, which FORK gave it).
- */
-static int mm_image(struct recorder *r, struct rec_proc *p)
+/* The latest exec of p before time t (0: none). */
+static uint64_t exec_before(const struct rec_proc *p, uint64_t t)
 {
-	size_t *keep, n, i;
+	uint64_t best = 0;
+	uint32_t i;
+
+	for (i = 0; i < p->nr_execs; i++)
+		if (p->exec_ns[i] < t && p->exec_ns[i] > best)
+			best = p->exec_ns[i];
+	return best;
+}
+
+/*
+ * Where the image that the exec at 'exec_ns' replaced ends in the records:
+ * at the first mapping that exec made (it maps the new image before its
+ * record), else at the exec.
+ */
+static uint64_t image_end(const struct rec_proc *p, uint64_t exec_ns)
+{
+	uint64_t prev = exec_before(p, exec_ns), end = exec_ns;
+	size_t i;
+
+	for (i = 0; i < p->nr_mm; i++)
+		if (p->mm[i].exec && p->mm[i].time_ns > prev &&
+		    p->mm[i].time_ns <= exec_ns && p->mm[i].time_ns < end)
+			end = p->mm[i].time_ns;
+	return end;
+}
+
+/*
+ * An image of p that /proc was never read for, from its records: the one
+ * the exec at 'exec_ns' replaced, or (exec_ns 0) the last one of a
+ * process that exited. Its MAPS record and a generation to finish its
+ * samples' walks with are dated inside it, after its own exec. Returns 0,
+ * or -ENOENT when the records do not hold that image from its exec on (a
+ * child that did not exec ran its parent's, which FORK gave it).
+ */
+static int mm_image(struct recorder *r, struct rec_proc *p, uint64_t exec_ns)
+{
+	uint64_t end = exec_ns ? image_end(p, exec_ns) : UINT64_MAX, t;
 	struct uwprof_pm pm = { 0 };
-	uint64_t t = 0;
+	size_t *keep, n, i;
 	int ret, from_exec;
 
 	if (!p->nr_mm)
@@ -207,42 +241,60 @@ static int mm_image(struct recorder *r, struct rec_proc *p)
 		free(pm.v);
 		return -ENOMEM;
 	}
-	n = mm_last_image(p, keep, &from_exec);
-	if (!from_exec)
-		n = 0;
-	for (i = 0; i < n; i++) {
+	n = mm_last_image(p, keep, &from_exec, end);
+	/* Dated after the exec that began it, as its samples are. */
+	t = exec_before(p, exec_ns ? exec_ns : UINT64_MAX);
+	for (i = 0; from_exec && i < n; i++) {
 		pm.v[pm.n++] = p->mm[keep[i]].e;
 		if (p->mm[keep[i]].time_ns > t)
 			t = p->mm[keep[i]].time_ns;
 	}
-	/* After its exec: samples of the image are dated after that. */
-	for (i = 0; i < p->nr_execs; i++)
-		if (p->exec_ns[i] > t)
-			t = p->exec_ns[i];
-	ret = n ? rec_proc_upload_pm(r, p, &pm, t + 1, p->comm, 0) : -ENOENT;
+	ret = -ENOENT;
+	if (pm.n && (!exec_ns || t + 1 < exec_ns))
+		ret = rec_proc_past_image(r, p, &pm, t + 1, p->comm);
 	free(pm.v);		/* the paths stay p->mm's */
 	free(keep);
 	return ret;
 }
 
-/*
- * Processes that exited since the last drain: the records of every ring
- * read so far are in, so an image /proc was never read for is rebuilt.
- */
-void rec_mm_exits(struct recorder *r)
+void rec_mm_exec(struct recorder *r, struct rec_proc *p, uint64_t exec_ns)
 {
-	size_t i;
-
-	if (!r->mm_exits)
+	if (p->image_read || !p->nr_mm || p->ours != 1 ||
+	    VEC_RESERVE(p->mm_unread, p->cap_mm_unread, p->nr_mm_unread + 1, 4))
 		return;
-	r->mm_exits = 0;
+	p->mm_unread[p->nr_mm_unread++] = exec_ns;
+	r->mm_pending = 1;
+}
+
+void rec_mm_exit(struct recorder *r, struct rec_proc *p)
+{
+	p->mm_exit = 1;
+	r->mm_pending = 1;
+}
+
+/*
+ * Images that ended (by an exec, or the process's exit) since the last
+ * drain and /proc was never read for: the records of every ring read so
+ * far are in, so they are rebuilt now.
+ */
+void rec_mm_flush(struct recorder *r)
+{
+	size_t i, k;
+
+	if (!r->mm_pending)
+		return;
+	r->mm_pending = 0;
 	for (i = 0; i < r->nr_procs; i++) {
 		struct rec_proc *p = &r->procs[i];
 
+		for (k = 0; k < p->nr_mm_unread; k++)
+			if (!mm_image(r, p, p->mm_unread[k]))
+				r->mm_images++;
+		p->nr_mm_unread = 0;
 		if (!p->mm_exit)
 			continue;
 		p->mm_exit = 0;
-		if (!p->image_read && p->ours == 1 && !mm_image(r, p))
+		if (!p->image_read && p->ours == 1 && !mm_image(r, p, 0))
 			r->mm_images++;
 		rec_mm_free(p);
 	}

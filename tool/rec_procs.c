@@ -212,22 +212,39 @@ static void proc_maps_set(struct recorder *r, struct rec_proc *p,
 	}
 }
 
+/* The module's (km) and the file's (fm) lists for 'pm'; -ENOMEM. */
+static int proc_lists(struct recorder *r, struct rec_proc *p,
+		      const struct uwprof_pm *pm, struct uwprof_map **km,
+		      struct uwprof_pf_map **fm)
+{
+	size_t i, n = pm->n ? pm->n : 1;
+
+	*km = calloc(n, sizeof(**km));
+	*fm = calloc(n, sizeof(**fm));
+	if (!*km || !*fm) {
+		free(*km);
+		free(*fm);
+		return -ENOMEM;
+	}
+	for (i = 0; i < pm->n; i++)
+		proc_map_entry(r, p, &pm->v[i], &(*km)[i], &(*fm)[i]);
+	return 0;
+}
+
 /*
- * Makes sure every object of 'pm' has an OBJECT record (and a table in the
- * module) and stores a MAPS snapshot dated 'read_ns' with the name 'comm'.
- * 'live': read from /proc just now, so the list also goes to the module
- * (with --hold-exec the process waits meanwhile); else from the MMAP
- * records of a process that is gone, for the file and the walks only.
- * Returns 0, 1 when the list is the one stored last, or -errno.
+ * Makes sure every object of 'pm' (read from /proc just now) has an OBJECT
+ * record and a table in the module, uploads the list and stores a MAPS
+ * snapshot dated 'read_ns' with the name 'comm'. Returns 0, 1 when the
+ * list is the one uploaded last, or -errno.
  */
-int rec_proc_upload_pm(struct recorder *r, struct rec_proc *p,
-		       const struct uwprof_pm *pm, uint64_t read_ns,
-		       const char *comm, int live)
+static int proc_upload_pm(struct recorder *r, struct rec_proc *p,
+			  const struct uwprof_pm *pm, uint64_t read_ns,
+			  const char *comm)
 {
 	struct uwprof_map *km = NULL;
 	struct uwprof_pf_map *fm = NULL;
 	uint32_t n = (uint32_t)pm->n;
-	int ret = 0, stopped = 0;
+	int ret, stopped = 0;
 	size_t i;
 
 	/*
@@ -235,27 +252,21 @@ int rec_proc_upload_pm(struct recorder *r, struct rec_proc *p,
 	 * objects are compiled; others are never ours to stop. Without it,
 	 * samples taken meanwhile carry snapshots and are finished here.
 	 */
-	if (live && r->o.mode == MODE_CMD && r->o.hold_exec)
+	if (r->o.mode == MODE_CMD && r->o.hold_exec)
 		for (i = 0; i < pm->n && !stopped; i++)
 			if (pm->v[i].kind != UWPROF_PM_ANON &&
 			    !rec_obj_lookup(r, &pm->v[i]))
 				stopped = !kill((pid_t)p->pid, SIGSTOP);
-	km = calloc(n ? n : 1, sizeof(*km));
-	fm = calloc(n ? n : 1, sizeof(*fm));
-	if (!km || !fm) {
-		ret = -ENOMEM;
+	ret = proc_lists(r, p, pm, &km, &fm);
+	if (ret)
 		goto out;
-	}
-	for (i = 0; i < n; i++)
-		proc_map_entry(r, p, &pm->v[i], &km[i], &fm[i]);
 	p->image_read = 1;
 	if (p->maps && p->nr_maps == n &&
 	    !memcmp(p->maps, km, n * sizeof(*km))) {
 		ret = 1;	/* unchanged: nothing to upload or store */
 		goto out;
 	}
-	if (live)
-		proc_maps_set(r, p, km, n);
+	proc_maps_set(r, p, km, n);
 	rec_w_maps(r, read_ns, p->pid, comm, fm, n);
 	free(p->pf_maps);
 	p->pf_maps = fm;
@@ -277,6 +288,24 @@ out:
 	free(km);
 	free(fm);
 	return ret;
+}
+
+int rec_proc_past_image(struct recorder *r, struct rec_proc *p,
+			const struct uwprof_pm *pm, uint64_t read_ns,
+			const char *comm)
+{
+	struct uwprof_map *km;
+	struct uwprof_pf_map *fm;
+	int ret = proc_lists(r, p, pm, &km, &fm);
+
+	if (ret)
+		return ret;
+	rec_w_maps(r, read_ns, p->pid, comm, fm, (uint32_t)pm->n);
+	if (r->o.snapshot_size)
+		rec_proc_gen_push(p, km, (uint32_t)pm->n, read_ns);
+	free(km);
+	free(fm);
+	return 0;
 }
 
 /*
@@ -312,7 +341,7 @@ static int proc_upload_once(struct recorder *r, struct rec_proc *p)
 	}
 	rec_jit_look(r, p, &pm);
 	proc_cgroup_look(r, p);
-	ret = rec_proc_upload_pm(r, p, &pm, p->last_read_ns, comm, 1);
+	ret = proc_upload_pm(r, p, &pm, p->last_read_ns, comm);
 	if (!ret)
 		ret = pm_same((pid_t)p->pid, &pm) ? 0 : 1;
 	else if (ret == 1)

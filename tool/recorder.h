@@ -175,7 +175,11 @@ struct rec_proc {
 	struct rec_mm	*mm;
 	size_t		nr_mm, cap_mm;
 	int		image_read;
-	int		mm_exit;	/* exited: rebuild at the end of the drain */
+	/* execs that ended an image never read, and an exit: rebuilt at the
+	 * end of the drain */
+	uint64_t	*mm_unread;
+	size_t		nr_mm_unread, cap_mm_unread;
+	int		mm_exit;
 };
 
 struct recorder {
@@ -223,7 +227,7 @@ struct recorder {
 	uint64_t	maps_uploads, objects_no_table;
 	/* UWPROF_START_MMAP is on; MMAP records read; images rebuilt */
 	int		mmap_records_on;
-	int		mm_exits;	/* some rec_proc.mm_exit is set */
+	int		mm_pending;	/* some rec_proc has images to rebuild */
 	uint64_t	mmap_records, mm_images;
 	uint64_t	jit_syms;	/* JIT symbols stored */
 	int		warned_mem, warned_maps;
@@ -336,13 +340,21 @@ void rec_procs_prune(struct recorder *r);
 
 /* rec_snapshots.c */
 void rec_sample_out(struct recorder *r, const struct uwprof_rec_sample *s);
-int rec_proc_upload_pm(struct recorder *r, struct rec_proc *p,
-		       const struct uwprof_pm *pm, uint64_t read_ns,
-		       const char *comm, int live);
+/*
+ * An image the process ran but /proc was never read for ('pm', from MMAP
+ * records): its MAPS record dated 'read_ns', a time inside that image,
+ * and a generation to finish its samples' walks with. 0 or -ENOMEM.
+ */
+int rec_proc_past_image(struct recorder *r, struct rec_proc *p,
+			const struct uwprof_pm *pm, uint64_t read_ns,
+			const char *comm);
 
 /* rec_mmaps.c */
 void rec_mmap_record(struct recorder *r, const struct uwprof_rec_mmap *m);
-void rec_mm_exits(struct recorder *r);
+/* An exec of p at exec_ns, its exit: images to rebuild by rec_mm_flush(). */
+void rec_mm_exec(struct recorder *r, struct rec_proc *p, uint64_t exec_ns);
+void rec_mm_exit(struct recorder *r, struct rec_proc *p);
+void rec_mm_flush(struct recorder *r);
 void rec_mm_free(struct rec_proc *p);
 
 void rec_proc_gen_push(struct rec_proc *p, const struct uwprof_map *km,
