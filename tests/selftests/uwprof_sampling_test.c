@@ -1189,6 +1189,61 @@ TEST_F(sampling, hold_exec_time_limit)
 }
 
 /*
+ * Two sessions hold the same process at its exec: it stays stopped until
+ * both readers answered, and each session gets its EXIT record.
+ */
+TEST_F(sampling, hold_exec_two_sessions)
+{
+	struct uwprof_map m = {
+		.start = 0x10000, .end = 0x20000, .flags = UWPROF_MAP_NO_TABLE,
+	};
+	struct uwt_reader *rd2 = calloc(1, sizeof(*rd2));
+	struct uwt_rings *rs[2] = { &self->r, &self->r2 };
+	struct uwt_reader *rds[2] = { &self->rd, rd2 };
+	struct tally t2 = {};
+	const char *why = NULL;
+	int go, status, fds[2], i;
+	uint32_t pid;
+	char c = 0;
+
+	ASSERT_NE(NULL, rd2);
+	self->fd2 = uwt_open(&why);
+	ASSERT_GE(self->fd2, 0) TH_LOG("second open: %s", why);
+	fds[0] = self->fd;
+	fds[1] = self->fd2;
+	rd2->on_sample = on_sample;
+	rd2->on_exit = on_exit_rec;
+	rd2->priv = &t2;
+	self->child = spawn_exec_on_go("1", &go);
+	ASSERT_GT(self->child, 0);
+	pid = self->t.pid = t2.pid = self->child;
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, uwt_maps_set(fds[i], pid, &m, 1));
+		ASSERT_EQ(0, uwt_start(fds[i], UWPROF_START_HOLD_EXEC, 1000, 32,
+				       0, &pid, 1));
+	}
+	ASSERT_EQ(1, write(go, &c, 1));
+	close(go);
+	ASSERT_TRUE(wait_stopped(pid, true, 5000))
+		TH_LOG("the child did not stop at its exec");
+	ASSERT_EQ(0, uwt_maps_set(fds[0], pid, &m, 1));
+	/* Well within the 500 ms the module holds a process at most. */
+	uwt_sleep_ms(100);
+	EXPECT_EQ('T', proc_state(pid))
+		TH_LOG("let go while the second session still held it");
+	ASSERT_EQ(0, uwt_maps_set(fds[1], pid, &m, 1));
+	EXPECT_TRUE(wait_stopped(pid, false, 5000))
+		TH_LOG("not let go once both answered");
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+	self->child = -1;
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_EQ(0, run_two(fds, rs, rds, 200));
+	EXPECT_EQ(1, self->t.exits[1]);
+	EXPECT_EQ(1, t2.exits[1]);
+	free(rd2);
+}
+
+/*
  * System-wide, an exec is reported even for a process nobody uploaded:
  * it is the reader's earliest news of a new image. Its exit is not (it
  * had no mappings to drop).
