@@ -473,15 +473,15 @@ TEST_F(sampling, nmi_samples)
 	EXPECT_GE(self->t.exact * 100, self->t.leaf * 99);
 }
 
-/* Two sessions read at once for 'ms', then both stopped and drained. */
-static int run_two(int fd[2], struct uwt_rings *r[2], struct uwt_reader *rd[2],
-		   long ms)
+/* 'n' sessions read at once for 'ms', then all stopped and drained. */
+static int run_n(int n, int fd[], struct uwt_rings *r[],
+		 struct uwt_reader *rd[], long ms)
 {
-	struct pollfd p[2];
+	struct pollfd p[4];
 	struct timespec t0;
 	int i, ret;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < n; i++) {
 		ret = uwt_rings_map(fd[i], r[i]);
 		if (ret)
 			return ret;
@@ -490,17 +490,23 @@ static int run_two(int fd[2], struct uwt_rings *r[2], struct uwt_reader *rd[2],
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
-		poll(p, 2, 100);
-		for (i = 0; i < 2; i++)
+		poll(p, n, 100);
+		for (i = 0; i < n; i++)
 			uwt_rings_drain(r[i], rd[i]);
 	} while ((long)elapsed_ms(&t0) < ms);
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < n; i++) {
 		ret = uwt_ioctl(fd[i], UWPROF_IOC_STOP, NULL);
 		if (ret)
 			return ret;
 		uwt_rings_drain(r[i], rd[i]);
 	}
 	return 0;
+}
+
+static int run_two(int fd[2], struct uwt_rings *r[2], struct uwt_reader *rd[2],
+		   long ms)
+{
+	return run_n(2, fd, r, rd, ms);
 }
 
 /*
@@ -607,64 +613,81 @@ static uint64_t throttled_pct(const struct uwprof_stats *st)
 }
 
 /*
- * Two sessions share one walk budget per CPU. At cpu_max_percent 1, a
- * session sampling the chain (pinned to one CPU) at 100 Hz walks well
- * within the share alone: at most a fifth of its samples are skipped.
- * Beside a session sampling the same CPU at 20 kHz, which uses up each
- * window's share within its first few walks, it is skipped at least half
- * the time: the other session's walks count against it. With a budget
- * per session it would not be.
+ * Sessions share one walk budget per CPU. At cpu_max_percent 1, two
+ * sessions sample the chain (pinned to one CPU) at 20 kHz, more than the
+ * share allows, and a third at 100 Hz, which alone stays within it (at
+ * most a fifth of its samples skipped). Once the fast ones used up a
+ * window's share, every session is skipped for the rest of the window:
+ * the slow session's samples, spread over the windows like theirs, are
+ * skipped about as often as theirs (at least half as often is asked).
+ * With a budget per session it would be skipped as rarely as alone.
  */
 TEST_F(sampling, cpu_budget_shared)
 {
-	struct uwt_reader *rd2 = calloc(1, sizeof(*rd2));
-	struct uwt_rings *rs[2] = { &self->r, &self->r2 };
-	struct uwt_reader *rds[2] = { &self->rd, rd2 };
+	struct uwt_reader *rd[3] = { &self->rd };
+	struct uwt_rings r3 = {}, *rs[3] = { &self->r, &self->r2, &r3 };
 	unsigned long long pct = 1;
-	struct uwprof_stats slow, fast;
+	struct uwprof_stats st[3];
 	const char *why = NULL;
+	uint64_t fast_pct;
 	uint32_t pid;
-	int fds[2];
+	int fds[3], i;
 
-	ASSERT_NE(NULL, rd2);
 	ASSERT_EQ(0, uwt_param("cpu_max_percent", &self->saved_pct, false));
 	self->fd2 = uwt_open(&why);
 	ASSERT_GE(self->fd2, 0) TH_LOG("second open: %s", why);
 	fds[0] = self->fd;
 	fds[1] = self->fd2;
+	fds[2] = uwt_open(&why);
+	ASSERT_GE(fds[2], 0) TH_LOG("third open: %s", why);
+	for (i = 1; i < 3; i++) {
+		rd[i] = calloc(1, sizeof(*rd[i]));
+		ASSERT_NE(NULL, rd[i]);
+	}
 	self->child = uwt_spawn(CHAIN, "60");
 	ASSERT_GT(self->child, 0);
 	pid = self->t.pid = self->child;
 	ASSERT_EQ(0, pin_cpu0(self->child));
-	ASSERT_EQ(0, upload_chain(fds[0], self->child, &self->blob));
-	ASSERT_EQ(0, upload_chain(fds[1], self->child, &self->blob));
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, upload_chain(fds[i], self->child, &self->blob));
 	ASSERT_EQ(0, uwt_param("cpu_max_percent", &pct, true));
 
 	ASSERT_EQ(0, uwt_start(fds[0], UWPROF_START_CPU_CLOCK, 100, 64, 0,
 			       &pid, 1));
 	ASSERT_EQ(0, run_for(fds[0], &self->r, &self->rd, 2000));
-	check_session(_metadata, fds[0], rs[0], rds[0], "100 Hz alone", &slow);
+	check_session(_metadata, fds[0], rs[0], rd[0], "100 Hz alone", &st[0]);
 	TH_LOG("100 Hz alone: %llu%% skipped over the budget",
-	       (unsigned long long)throttled_pct(&slow));
-	ASSERT_GE(slow.samples, 50);
-	EXPECT_LE(throttled_pct(&slow), 20);
+	       (unsigned long long)throttled_pct(&st[0]));
+	ASSERT_GE(st[0].samples, 50);
+	EXPECT_LE(throttled_pct(&st[0]), 20);
 	uwt_rings_unmap(&self->r);
 	memset(&self->rd.c, 0, sizeof(self->rd.c));
 
 	ASSERT_EQ(0, uwt_start(fds[0], UWPROF_START_CPU_CLOCK, 100, 64, 0,
 			       &pid, 1));
-	ASSERT_EQ(0, uwt_start(fds[1], UWPROF_START_CPU_CLOCK, 20000, 64, 0,
-			       &pid, 1));
-	ASSERT_EQ(0, run_two(fds, rs, rds, 3000));
-	check_session(_metadata, fds[0], rs[0], rds[0], "100 Hz", &slow);
-	check_session(_metadata, fds[1], rs[1], rds[1], "20 kHz", &fast);
-	TH_LOG("together: 100 Hz %llu%% skipped, 20 kHz %llu%% skipped",
-	       (unsigned long long)throttled_pct(&slow),
-	       (unsigned long long)throttled_pct(&fast));
-	EXPECT_GT(fast.skipped_throttle, 0);
-	EXPECT_GE(slow.samples + slow.skipped_throttle, 100);
-	EXPECT_GE(throttled_pct(&slow), 50);
-	free(rd2);
+	for (i = 1; i < 3; i++)
+		ASSERT_EQ(0, uwt_start(fds[i], UWPROF_START_CPU_CLOCK, 20000,
+				       64, 0, &pid, 1));
+	ASSERT_EQ(0, run_n(3, fds, rs, rd, 3000));
+	for (i = 0; i < 3; i++)
+		check_session(_metadata, fds[i], rs[i], rd[i],
+			      i ? "20 kHz" : "100 Hz", &st[i]);
+	fast_pct = (st[1].skipped_throttle + st[2].skipped_throttle) * 100 /
+		   (st[1].samples + st[1].skipped_throttle +
+		    st[2].samples + st[2].skipped_throttle + 1);
+	TH_LOG("together: 100 Hz %llu%% skipped, 20 kHz %llu%% and %llu%% (%llu%% of both)",
+	       (unsigned long long)throttled_pct(&st[0]),
+	       (unsigned long long)throttled_pct(&st[1]),
+	       (unsigned long long)throttled_pct(&st[2]),
+	       (unsigned long long)fast_pct);
+	ASSERT_GE(fast_pct, 25)
+		TH_LOG("the fast sessions' walks did not use up the share: nothing to judge");
+	EXPECT_GE(st[0].samples + st[0].skipped_throttle, 100);
+	EXPECT_GE(throttled_pct(&st[0]) * 2, fast_pct);
+	uwt_rings_unmap(&r3);
+	close(fds[2]);
+	for (i = 1; i < 3; i++)
+		free(rd[i]);
 }
 
 /* Samples by thread, for the filter tests. */

@@ -1282,7 +1282,6 @@ static int sess_start(int fd, const struct sess_shared *sh, uint64_t *st,
 	a->flags = UWPROF_START_CPU_CLOCK;
 	a->freq_hz = 100 + rnd_below(st, 4900);
 	a->max_depth = 1 + rnd_below(st, 64);
-	a->ring_pages = rnd_below(st, 4) ? 0 : 1;
 	if (rnd_below(st, 3)) {
 		a->flags |= UWPROF_START_SYSTEM_WIDE;
 	} else {
@@ -1305,6 +1304,10 @@ static int sess_start(int fd, const struct sess_shared *sh, uint64_t *st,
 	}
 	if (rnd_below(st, 4) == 0 && (sh->caps & UWPROF_CAP_KERNEL_STACK))
 		a->flags |= UWPROF_START_KERNEL_STACK;
+	/* One page overflows at once; it holds no snapshot or kernel stack. */
+	if (!(a->flags & (UWPROF_START_SNAPSHOT | UWPROF_START_KERNEL_STACK)) &&
+	    rnd_below(st, 3) == 0)
+		a->ring_pages = 1;
 	return uwt_ioctl(fd, UWPROF_IOC_START, a);
 }
 
@@ -1500,8 +1503,8 @@ static int cmd_sessions(int argc, char **argv)
 		return 2;
 	}
 	fd = uwg_open();
-	tap(uwt_ioctl(fd, UWPROF_IOC_VERSION, &v) == 0 &&
-	    (v.caps & UWPROF_CAP_SESSIONS),
+	i = uwt_ioctl(fd, UWPROF_IOC_VERSION, &v);
+	tap(!i && (v.caps & UWPROF_CAP_SESSIONS),
 	    "sessions: the module samples several sessions at once (caps %#x)",
 	    v.caps);
 	close(fd);
