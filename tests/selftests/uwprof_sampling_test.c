@@ -617,10 +617,12 @@ static uint64_t throttled_pct(const struct uwprof_stats *st)
  * sessions sample the chain (pinned to one CPU) at 20 kHz, more than the
  * share allows, and a third at 100 Hz, which alone stays within it (at
  * most a fifth of its samples skipped). Once the fast ones used up a
- * window's share, every session is skipped for the rest of the window:
- * the slow session's samples, spread over the windows like theirs, are
- * skipped about as often as theirs (at least half as often is asked).
- * With a budget per session it would be skipped as rarely as alone.
+ * window's share, every session is skipped for the rest of the window,
+ * so the slow session is skipped in the part of each window that comes
+ * after: at least 10 points more often than alone is asked. With a
+ * budget per session it would be skipped as rarely as alone. (The fast
+ * sessions' own rate is no yardstick: their events crowd the end of a
+ * window, once their walks no longer hold the CPU.)
  */
 TEST_F(sampling, cpu_budget_shared)
 {
@@ -629,7 +631,7 @@ TEST_F(sampling, cpu_budget_shared)
 	unsigned long long pct = 1;
 	struct uwprof_stats st[3];
 	const char *why = NULL;
-	uint64_t fast_pct;
+	uint64_t fast_pct, alone_pct;
 	uint32_t pid;
 	int fds[3], i;
 
@@ -659,7 +661,8 @@ TEST_F(sampling, cpu_budget_shared)
 	TH_LOG("100 Hz alone: %llu%% skipped over the budget",
 	       (unsigned long long)throttled_pct(&st[0]));
 	ASSERT_GE(st[0].samples, 50);
-	EXPECT_LE(throttled_pct(&st[0]), 20);
+	alone_pct = throttled_pct(&st[0]);
+	EXPECT_LE(alone_pct, 20);
 	uwt_rings_unmap(&self->r);
 	memset(&self->rd.c, 0, sizeof(self->rd.c));
 
@@ -680,10 +683,10 @@ TEST_F(sampling, cpu_budget_shared)
 	       (unsigned long long)throttled_pct(&st[1]),
 	       (unsigned long long)throttled_pct(&st[2]),
 	       (unsigned long long)fast_pct);
-	ASSERT_GE(fast_pct, 25)
+	ASSERT_GE(fast_pct, 30)
 		TH_LOG("the fast sessions' walks did not use up the share: nothing to judge");
 	EXPECT_GE(st[0].samples + st[0].skipped_throttle, 100);
-	EXPECT_GE(throttled_pct(&st[0]) * 2, fast_pct);
+	EXPECT_GE(throttled_pct(&st[0]), alone_pct + 10);
 	uwt_rings_unmap(&r3);
 	close(fds[2]);
 	for (i = 1; i < 3; i++)
