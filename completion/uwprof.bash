@@ -1,12 +1,47 @@
 # SPDX-License-Identifier: GPL-2.0
 # bash completion for uwprof(1): subcommands, each one's options, and the
-# values options take (files, pids, events, sort keys). Source it, or
-# install it as /usr/share/bash-completion/completions/uwprof.
+# values options take (files, pids, events, sort keys, cgroups, thread
+# names). Source it, or install it as
+# /usr/share/bash-completion/completions/uwprof.
 
 # One candidate per line, so names with blanks stay whole.
 _uwprof_reply()
 {
 	mapfile -t COMPREPLY < <(compgen "$@")
+}
+
+# --cgroup: cgroup v2 paths as /proc/PID/cgroup shows them, that is the
+# directories of the cgroup2 mount without the mount point.
+_uwprof_cgroups()
+{
+	local mnt dir
+	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts 2>/dev/null)
+	[ -n "$mnt" ] || return 0
+	[ "${1:0:1}" = / ] || set -- "/$1"
+	COMPREPLY=()
+	while IFS= read -r dir; do
+		COMPREPLY+=("${dir#"$mnt"}/")
+	done < <(compgen -d -- "$mnt$1")
+}
+
+# The options of record and agent that name what to sample.
+_uwprof_target_arg()
+{
+	case $1 in
+	--cache-dir)
+		_uwprof_reply -d -- "$2" ;;
+	-p|--pid)
+		_uwprof_reply -W "$(ps -e -o pid= 2>/dev/null)" -- "$2" ;;
+	--cgroup)
+		_uwprof_cgroups "$2" ;;
+	--comm)
+		_uwprof_reply -W "$(ps -e -L -o comm= 2>/dev/null | sort -u)" -- "$2" ;;
+	-F|--freq)
+		;;
+	*)
+		return 1 ;;
+	esac
+	return 0
 }
 
 _uwprof()
@@ -17,7 +52,7 @@ _uwprof()
 	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}
 	COMPREPLY=()
 
-	local cmds="record report script table status help"
+	local cmds="record report script table agent status help"
 	cmd=
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
@@ -33,17 +68,13 @@ _uwprof()
 	local opts=
 	case $cmd in
 	record)
+		_uwprof_target_arg "$prev" "$cur" && return 0
 		case $prev in
 		-o|--output)
 			_uwprof_reply -f -- "$cur"; return 0 ;;
-		--cache-dir)
-			_uwprof_reply -d -- "$cur"; return 0 ;;
-		-p|--pid)
-			_uwprof_reply -W "$(ps -e -o pid= 2>/dev/null)" -- "$cur"
-			return 0 ;;
 		-e|--event)
 			_uwprof_reply -W "cycles cpu-clock" -- "$cur"; return 0 ;;
-		-F|--freq|-d|--duration|--depth|--ring-pages|--off-cpu-min)
+		-d|--duration|--depth|--ring-pages|--off-cpu-min|--snapshot-size)
 			return 0 ;;
 		esac
 		# After the command to profile, complete its own words.
@@ -57,9 +88,10 @@ _uwprof()
 				return 0
 			fi
 		done
-		opts="-F --freq -a --all-cpus -p --pid -d --duration -g --kernel
-		      -o --output -e --event --depth --no-fp-fallback --ring-pages
-		      --cache-dir --off-cpu --off-cpu-min -q --quiet --help --"
+		opts="-F --freq -a --all-cpus -p --pid --cgroup --comm -d --duration
+		      -g --kernel -o --output -e --event --depth --no-fp-fallback
+		      --ring-pages --cache-dir --snapshot-size --hold-exec --off-cpu
+		      --off-cpu-min -q --quiet --help --"
 		;;
 	report)
 		case $prev in
@@ -89,6 +121,17 @@ _uwprof()
 			_uwprof_reply -f -- "$cur"; return 0
 		fi
 		opts="--stats --quiet --blob --help"
+		;;
+	agent)
+		_uwprof_target_arg "$prev" "$cur" && return 0
+		case $prev in
+		--socket)
+			_uwprof_reply -f -- "$cur"; return 0 ;;
+		--listen)
+			return 0 ;;
+		esac
+		opts="--listen --socket -F --freq -a --all-cpus -p --pid --cgroup
+		      --comm --cache-dir --help"
 		;;
 	status)
 		opts="--help"

@@ -5,13 +5,16 @@
  * Linux 5.10 to 7.2 as Debian builds them (bullseye's 5.10, bookworm's 6.1
  * and 6.12, trixie's 6.12 PREEMPT_RT, sid's current kernel), x86_64 and
  * arm64.
- * Everything here is usable from NMI.
+ * Everything here is usable from NMI unless it says otherwise.
  */
 #ifndef _UWPROF_COMPAT_H
 #define _UWPROF_COMPAT_H
 
 #include <linux/version.h>
+#include <linux/cgroup.h>
+#include <linux/err.h>
 #include <linux/mm.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/ptrace.h>
 #include <linux/uwprof.h>
@@ -63,6 +66,58 @@ static void name(void *data, bool preempt, struct task_struct *prev,	\
 {									\
 	fn(data, preempt, prev, next,					\
 	   (unsigned int)uwprof_compat_task_state(prev));		\
+}
+#endif
+
+/*
+ * The cgroup filter (UWPROF_START_CGROUP). cgroup_get_from_fd() (GPL,
+ * 4.11 on) takes a reference on a cgroup v2 directory's cgroup: -EBADF
+ * for anything else, -ENOENT once it was removed. The membership test is
+ * the inline one BPF's bpf_current_task_under_cgroup() uses from any
+ * context, NMI included: it follows task->cgroups, which RCU protects,
+ * and compares the cgroup's ancestors array without a lock. Kernels
+ * built without cgroups refuse the filter. Getting and putting the
+ * reference: process context.
+ */
+#ifdef CONFIG_CGROUPS
+#define UWPROF_COMPAT_CGROUPS	1
+
+static inline struct cgroup *uwprof_compat_cgroup_get(int fd)
+{
+	return cgroup_get_from_fd(fd);
+}
+
+static inline void uwprof_compat_cgroup_put(struct cgroup *cg)
+{
+	cgroup_put(cg);
+}
+
+static inline bool uwprof_compat_task_in_cgroup(struct task_struct *t,
+						struct cgroup *cg)
+{
+	bool in;
+
+	rcu_read_lock();
+	in = task_under_cgroup_hierarchy(t, cg);
+	rcu_read_unlock();
+	return in;
+}
+#else
+#define UWPROF_COMPAT_CGROUPS	0
+
+static inline struct cgroup *uwprof_compat_cgroup_get(int fd)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static inline void uwprof_compat_cgroup_put(struct cgroup *cg)
+{
+}
+
+static inline bool uwprof_compat_task_in_cgroup(struct task_struct *t,
+						struct cgroup *cg)
+{
+	return false;
 }
 #endif
 

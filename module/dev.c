@@ -17,10 +17,9 @@
 #include "compat.h"
 #include "internal.h"
 
-/* Covers uwprof_sessions writes and uwprof_active. Taken inside s->lock. */
+/* Covers uwprof_sessions writes. */
 static DEFINE_MUTEX(uwprof_dev_lock);
 LIST_HEAD(uwprof_sessions);
-struct uwprof_sampler __rcu *uwprof_active;
 
 static int uwprof_open(struct inode *inode, struct file *file)
 {
@@ -49,12 +48,14 @@ static int uwprof_open(struct inode *inode, struct file *file)
 	return 0;
 }
 
-/* s->lock held, state SAMPLING. */
+/*
+ * s->lock held, state SAMPLING. The probes stop reaching the sampler
+ * here; uwprof_sample_stop() waits for the grace period that ends the
+ * ones still using it.
+ */
 static void uwprof_dev_stop(struct uwprof_session *s)
 {
-	mutex_lock(&uwprof_dev_lock);
-	RCU_INIT_POINTER(uwprof_active, NULL);
-	mutex_unlock(&uwprof_dev_lock);
+	RCU_INIT_POINTER(s->active, NULL);
 	uwprof_sample_stop(s->sampler);
 	uwprof_hold_release_all(s);
 	s->state = UWPROF_STOPPED;
@@ -103,17 +104,22 @@ static long uwprof_ioc_version(struct uwprof_session *s, void __user *arg)
 		v.caps |= UWPROF_CAP_HW_CYCLES;
 	if (s->may_kernel)
 		v.caps |= UWPROF_CAP_KERNEL_STACK;
-	v.caps |= UWPROF_CAP_SNAPSHOT;
+	v.caps |= UWPROF_CAP_SNAPSHOT | UWPROF_CAP_SESSIONS | UWPROF_CAP_COMM;
 	if (uwprof_offcpu_available())
 		v.caps |= UWPROF_CAP_OFF_CPU;
 	if (uwprof_mmap_available())
 		v.caps |= UWPROF_CAP_MMAP;
+	if (UWPROF_COMPAT_CGROUPS)
+		v.caps |= UWPROF_CAP_CGROUP;
 	v.nr_cpus = nr_cpu_ids;
 	v.table_mem_max = READ_ONCE(uwprof_table_mem_max);
 	return uwprof_dev_put(arg, &v, sizeof(v), usize);
 }
 
-/* s->lock held. */
+/*
+ * s->lock held. Other sessions' state plays no part: each samples with
+ * its own events and rings.
+ */
 static long uwprof_ioc_start(struct uwprof_session *s, void __user *arg)
 {
 	struct uwprof_sampler *sp, *old;
@@ -125,32 +131,23 @@ static long uwprof_ioc_start(struct uwprof_session *s, void __user *arg)
 	if (IS_ERR(sp))
 		return PTR_ERR(sp);
 
-	mutex_lock(&uwprof_dev_lock);
-	if (rcu_access_pointer(uwprof_active)) {
-		mutex_unlock(&uwprof_dev_lock);
-		ret = -EBUSY;
-		goto free;
-	}
 	mutex_lock(&s->ring_lock);
 	old = s->sampler;
 	if (old && atomic_read(&old->rings->mmapped)) {
 		/* The reader still maps the previous run's rings. */
 		mutex_unlock(&s->ring_lock);
-		mutex_unlock(&uwprof_dev_lock);
 		ret = -EBUSY;
 		goto free;
 	}
 	s->sampler = sp;
 	mutex_unlock(&s->ring_lock);
-	rcu_assign_pointer(uwprof_active, sp);
-	mutex_unlock(&uwprof_dev_lock);
 	uwprof_sample_free(old);
 
+	/* Before the events: no exit or exec of a sampled process unreported. */
+	rcu_assign_pointer(s->active, sp);
 	ret = uwprof_sample_run(sp);
 	if (ret) {
-		mutex_lock(&uwprof_dev_lock);
-		RCU_INIT_POINTER(uwprof_active, NULL);
-		mutex_unlock(&uwprof_dev_lock);
+		RCU_INIT_POINTER(s->active, NULL);
 		synchronize_rcu();
 		mutex_lock(&s->ring_lock);
 		s->sampler = NULL;

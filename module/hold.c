@@ -8,6 +8,17 @@
  * is slow, confused or gone cannot keep anything stopped. Without it, the
  * samples a new image takes before its upload cannot be unwound.
  *
+ * Several sessions may hold one process: each keeps its own hold, and the
+ * process continues when the last of them lets go. A session letting go
+ * erases its hold, then looks for the others' (a full barrier between, so
+ * of two letting go at once at least one sees the other's gone), and
+ * continues the process only when it finds none; the exec probe takes
+ * every session's hold before it writes any EXIT record of the exec, so
+ * a reader that lets go because of that record sees them all. A reader
+ * that lets go for another reason (a MAPS_SET of the old image crossing
+ * the exec) in the instant between two sessions' holds may let the
+ * process go early, as its time limit would.
+ *
  * Contexts: uwprof_hold_exec() and uwprof_hold_exit() run in the lifecycle
  * probes (preemption disabled, may not sleep); everything else in process
  * context: the ioctls under the session mutex, STOP, close, and the
@@ -16,6 +27,7 @@
 #include <linux/jiffies.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
+#include <linux/rculist.h>
 #include <linux/sched/signal.h>
 #include <linux/workqueue.h>
 
@@ -30,14 +42,27 @@ static unsigned long uwprof_hold_now(void)
 	return jiffies & LONG_MAX;
 }
 
-static void uwprof_hold_cont(u32 tgid)
+/*
+ * Session 's' erased its hold of 'tgid': the process continues unless
+ * another session holds it still. A closing session is off the list
+ * already, and its holds count no more.
+ */
+static void uwprof_hold_cont(struct uwprof_session *s, u32 tgid)
 {
+	struct uwprof_session *o;
 	struct pid *pid;
 
+	/* Pairs with the same barrier of another session letting go. */
+	smp_mb();
 	rcu_read_lock();
+	list_for_each_entry_rcu(o, &uwprof_sessions, list) {
+		if (o != s && xa_load(&o->held, tgid))
+			goto out;
+	}
 	pid = find_pid_ns(tgid, &init_pid_ns);
 	if (pid)
 		kill_pid(pid, SIGCONT, 1);
+out:
 	rcu_read_unlock();
 }
 
@@ -59,7 +84,7 @@ static bool uwprof_hold_release_old(struct uwprof_session *s,
 		}
 		/* Only the hold seen: a new one of the same pid stays. */
 		if (xa_cmpxchg(&s->held, tgid, v, NULL, GFP_KERNEL) == v)
-			uwprof_hold_cont(tgid);
+			uwprof_hold_cont(s, tgid);
 	}
 	return left;
 }
@@ -107,7 +132,7 @@ void uwprof_hold_exit(struct uwprof_session *s, u32 tgid)
 void uwprof_hold_release(struct uwprof_session *s, u32 tgid)
 {
 	if (xa_erase(&s->held, tgid))
-		uwprof_hold_cont(tgid);
+		uwprof_hold_cont(s, tgid);
 }
 
 /* STOP, after the probes are gone: nothing new can be held. */

@@ -15,6 +15,7 @@
 #include <linux/mutex.h>
 #include <linux/ptrace.h>
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -60,9 +61,11 @@ struct uwprof_proc {
 /* ---- rings (ring.c) ---- */
 
 /*
- * Producer state of one CPU's ring. Written only on its CPU by the sample
- * path and the lifecycle probes, both inside the 'busy' guard; read by
- * process context only once sampling stopped and every producer is gone.
+ * Producer state of one CPU's ring of one session. Written only on its CPU
+ * by the session's sample path, off-CPU probe and lifecycle records, all
+ * inside the 'busy' guard; read by process context only once sampling
+ * stopped and every producer is gone. Another session's producers never
+ * touch it: each session nests on a CPU independently of the others.
  */
 struct uwprof_ring {
 	struct uwprof_ring_ctl *ctl;	/* shared page: module writes */
@@ -118,20 +121,40 @@ struct uwprof_pcpu_stats {
 	u64 hist[UWPROF_HIST_BUCKETS];
 };
 
-/* Per-CPU scratch for building one sample record. */
+/*
+ * Per-CPU scratch of one sampler for building one sample record: the
+ * walk's rule cache, kernel frames, the record. Used only inside the
+ * sampler's ring guard on that CPU, so by one walk at a time; a walk of
+ * another session that interrupts this one (an NMI in a cpu-clock
+ * handler, back-to-back handlers) has a scratch of its own.
+ */
 struct uwprof_scratch {
 	u64 last_unknown_pid;		/* UNKNOWN_MAP rate limit */
 	u64 last_unknown_page;
-	u64 budget_start;		/* this CPU's current budget window */
-	u64 budget_used;		/* walk ns spent in it */
 	unsigned long kstack[UWPROF_KSTACK_MAX + 64];
 	struct uwprof_rule_cache rule_cache;
 	struct uwprof_rec_sample rec;	/* followed by its ips */
 };
 
+struct cgroup;
+
 /*
- * One sampling run, created by START and destroyed by the next START or
- * by close. Immutable configuration once the perf events exist.
+ * One sampling run of a session, created by START and destroyed by the
+ * session's next START or by close. Immutable configuration once the perf
+ * events exist. Several sessions sample at once, each with a sampler of
+ * its own: events, filter, rings, scratch and counters belong to one
+ * sampler, so two sessions' sample paths share nothing that they write
+ * but the CPU's walk budget (sample.c), which every context updates with
+ * local64 operations.
+ *
+ * Contexts on one CPU that use a sampler's ring (and, for the first two,
+ * its scratch): its perf overflow handler (NMI or hard IRQ) and the test
+ * NMI handler; its off-CPU probe (scheduler, interrupts off); the
+ * lifecycle probes (preemption off, records of their own). Any of them can
+ * interrupt another: the ring's 'busy' guard admits the outermost, and a
+ * nested one of the same sampler counts its record as lost. Handlers of
+ * different samplers run back to back or nest freely, each inside its own
+ * guard.
  */
 struct uwprof_sampler {
 	struct uwprof_session *s;
@@ -142,6 +165,9 @@ struct uwprof_sampler {
 	u32 owner_tgid;			/* the process that started it */
 	u32 nr_pids;
 	u32 *pids;			/* sorted tgids */
+	/* UWPROF_START_CGROUP: referenced until the sampler is freed. */
+	struct cgroup *cgroup;
+	char comm[TASK_COMM_LEN];	/* UWPROF_START_COMM, NUL-padded */
 	bool kstack;			/* kernel frames requested and allowed */
 	bool hw;			/* try hardware cycles first */
 	/* Written by the cpuhp callbacks, which the hotplug lock serialises. */
@@ -166,18 +192,23 @@ struct uwprof_sampler {
  *
  * In every state tables and mappings can be added and removed. Rings exist
  * in SAMPLING and STOPPED (readable after STOP); a new START frees the old
- * rings, which is refused with EBUSY while they are mmapped. Only one
- * session in the system is SAMPLING at a time (others get EBUSY). close
- * stops sampling, then frees everything.
+ * rings, which is refused with EBUSY while they are mmapped. Any number of
+ * sessions may be SAMPLING at once; a START of a session already SAMPLING
+ * gets EBUSY. close stops sampling, then frees everything.
  *
  * Locks: 'lock' serialises the ioctls of this session and covers 'state'
  * and the object store 'objects'; user memory is accessed under it.
  * 'ring_lock' (taken inside 'lock', and by mmap under mmap_lock, so never
  * held while touching user memory) covers the 'sampler' pointer that mmap
- * and poll follow to the rings. 'procs' is written under its own xa_lock
- * (by ioctls and by the lifecycle probes, which cannot sleep) and read
- * under RCU by the sample path. 'list' is on uwprof_sessions (written under
- * dev.c's mutex), walked under RCU by the lifecycle probes.
+ * and poll follow to the rings. 'active' is the sampler while SAMPLING,
+ * else NULL: written under 'lock', read under RCU by the lifecycle probes
+ * and the test NMI handler, which walk the sessions to reach every
+ * sampling one; STOP clears it, then waits a grace period before the
+ * sampler's rings are flushed and it can be freed. 'procs' is written
+ * under its own xa_lock (by ioctls and by the lifecycle probes, which
+ * cannot sleep) and read under RCU by the sample path. 'held' likewise
+ * (hold.c). 'list' is on uwprof_sessions (written under dev.c's mutex),
+ * walked under RCU.
  */
 enum uwprof_state {
 	UWPROF_IDLE,
@@ -190,6 +221,7 @@ struct uwprof_session {
 	struct mutex ring_lock;		/* sampler pointer for mmap/poll */
 	enum uwprof_state state;
 	struct uwprof_sampler *sampler;
+	struct uwprof_sampler __rcu *active;
 	struct xarray objects;		/* object_id -> struct uwprof_tab */
 	struct xarray procs;		/* tgid -> struct uwprof_proc (RCU) */
 	atomic64_t mem;			/* bytes of tables and mappings */
@@ -203,9 +235,6 @@ struct uwprof_session {
 	struct list_head list;
 	bool may_kernel;		/* opener may see kernel addresses */
 };
-
-/* The running sampler, or NULL; RCU-protected, written under dev.c's mutex. */
-extern struct uwprof_sampler __rcu *uwprof_active;
 
 extern unsigned long uwprof_table_mem_max;
 extern unsigned int uwprof_cpu_max_percent;
@@ -266,7 +295,9 @@ void uwprof_sample_free(struct uwprof_sampler *sp);
 void uwprof_sample_stats(struct uwprof_session *s, struct uwprof_stats *st);
 void uwprof_sample_take(struct uwprof_sampler *sp, struct pt_regs *regs,
 			u64 period);
-bool uwprof_sample_traced(const struct uwprof_sampler *sp, u32 tgid);
+bool uwprof_sample_traced_pid(const struct uwprof_sampler *sp, u32 tgid);
+bool uwprof_sample_traced(const struct uwprof_sampler *sp,
+			  struct task_struct *t);
 void uwprof_sample_emit_exit(struct uwprof_sampler *sp, u32 tgid,
 			     const char *comm);
 void uwprof_sample_emit_fork(struct uwprof_sampler *sp, u32 pid, u32 ppid);
@@ -274,7 +305,8 @@ void uwprof_sample_emit_fork(struct uwprof_sampler *sp, u32 pid, u32 ppid);
 bool uwprof_sample_emit(struct uwprof_sampler *sp, const void *rec, u32 size,
 			bool wake);
 bool uwprof_sample_hw_available(void);
-bool uwprof_sample_over_budget(struct uwprof_scratch *sc, u64 now);
+bool uwprof_sample_over_budget(u64 now);
+void uwprof_sample_charge(u64 ns);
 void uwprof_sample_walk(struct uwprof_sampler *sp, struct uwprof_scratch *sc,
 			struct pt_regs *uregs, u32 tgid, u64 *ips,
 			u32 max_depth, struct uwprof_unwind_res *res);
@@ -314,7 +346,10 @@ static inline void uwprof_nmi_test_exit(void)
 }
 #endif
 
-/* dev.c: the session list walked by the lifecycle probes */
+/*
+ * dev.c: every open session, walked under RCU by the lifecycle probes,
+ * hold.c and the test NMI handler.
+ */
 extern struct list_head uwprof_sessions;
 
 #endif /* _UWPROF_INTERNAL_H */

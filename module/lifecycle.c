@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Process lifecycle: drops a process's mappings from every session when it
- * exits (its last thread) or execs, and tells the sampling session's reader
- * with an EXIT record; gives a forked process a copy of its parent's
- * mappings, and tells the reader with a FORK record.
+ * exits (its last thread) or execs, and tells the reader of every sampling
+ * session that samples it with an EXIT record; gives a forked process a
+ * copy of its parent's mappings in every session that has them, and tells
+ * those sessions' readers with a FORK record.
  * sched_process_{exit,exec,fork} are not exported to modules, so they are
  * found by name.
  *
@@ -35,41 +36,70 @@ struct uwprof_lifecycle {
 	struct uwprof_tp fork;
 };
 
-/* comm: the new name of a process that exec'd, NULL when it exited. */
-static void uwprof_lifecycle_drop(u32 tgid, const char *comm)
+/*
+ * Exec holds of process 'p' (UWPROF_START_HOLD_EXEC), in every sampling
+ * session that has its mappings and samples its new image. All of them
+ * are taken before any session's EXIT record of this exec is written: a
+ * reader lets go when that record made it upload, and must then see every
+ * other session's hold (uwprof_hold_release()).
+ */
+static void uwprof_lifecycle_hold(struct task_struct *p)
 {
-	bool had = false, dropped, traced, exec = comm;
 	struct uwprof_sampler *sp;
 	struct uwprof_session *s;
 
+	list_for_each_entry_rcu(s, &uwprof_sessions, list) {
+		sp = rcu_dereference(s->active);
+		if (sp && (sp->flags & UWPROF_START_HOLD_EXEC) &&
+		    xa_load(&s->procs, p->tgid) && uwprof_sample_traced(sp, p))
+			uwprof_hold_exec(s, p->tgid);
+	}
+}
+
+/*
+ * Whether the reader of a sampling session hears of the exit (comm NULL)
+ * or exec of 'p'; 'dropped': the session had its mappings. System-wide,
+ * the exits of processes the session never uploaded are no news, but
+ * every exec into something it samples is: a new image the reader may
+ * want to upload before its first sample (a command's child whose parent
+ * had no list yet when it forked would otherwise first be heard of by a
+ * sample that cannot be unwound). An exec out of the filters is news
+ * when the reader knew the process.
+ */
+static bool uwprof_lifecycle_news(struct uwprof_sampler *sp,
+				  struct task_struct *p, bool dropped,
+				  const char *comm)
+{
+	if (!uwprof_sample_traced_pid(sp, p->tgid))
+		return false;
+	if (!comm)
+		return dropped || !(sp->flags & UWPROF_START_SYSTEM_WIDE);
+	return dropped || uwprof_sample_traced(sp, p);
+}
+
+/* comm: the new name of a process that exec'd, NULL when it exited. */
+static void uwprof_lifecycle_drop(struct task_struct *p, const char *comm)
+{
+	struct uwprof_sampler *sp;
+	struct uwprof_session *s;
+	u32 tgid = p->tgid;
+	bool dropped;
+
 	rcu_read_lock();
-	sp = rcu_dereference(uwprof_active);
-	traced = sp && uwprof_sample_traced(sp, tgid);
+	if (comm)
+		uwprof_lifecycle_hold(p);
 	list_for_each_entry_rcu(s, &uwprof_sessions, list) {
 		dropped = uwprof_store_proc_drop(s, tgid);
-		if (dropped) {
+		if (dropped)
 			atomic64_inc(&s->procs_dropped);
-			had = true;
-		}
-		/* Held before the EXIT record below tells the reader. */
-		if (!exec)
+		if (!comm)
 			uwprof_hold_exit(s, tgid);
-		else if (dropped && traced && sp->s == s &&
-			 (sp->flags & UWPROF_START_HOLD_EXEC))
-			uwprof_hold_exec(s, tgid);
-	}
-	/*
-	 * System-wide, the exits of processes nobody uploaded are no news to
-	 * the reader, but every exec is: a new image the reader may want to
-	 * upload before its first sample (a command's child whose parent had
-	 * no list yet when it forked would otherwise first be heard of by a
-	 * sample that cannot be unwound).
-	 */
-	if (traced &&
-	    (had || exec || !(sp->flags & UWPROF_START_SYSTEM_WIDE))) {
-		preempt_disable();
-		uwprof_sample_emit_exit(sp, tgid, comm);
-		preempt_enable();
+		sp = rcu_dereference(s->active);
+		if (sp && uwprof_lifecycle_news(sp, p, dropped, comm)) {
+			preempt_disable();
+			uwprof_sample_emit_exit(sp, tgid, comm);
+			preempt_enable();
+		}
 	}
 	rcu_read_unlock();
 }
@@ -81,16 +111,20 @@ static void uwprof_lifecycle_on_exit(void *data, struct task_struct *p)
 		return;
 	if (p->flags & PF_KTHREAD)
 		return;
-	uwprof_lifecycle_drop(p->tgid, NULL);
+	uwprof_lifecycle_drop(p, NULL);
 }
 
 static void uwprof_lifecycle_on_exec(void *data, struct task_struct *p,
 				     pid_t old_pid, struct linux_binprm *bprm)
 {
 	/* The exec'ing task is current: its comm is the new program's. */
-	uwprof_lifecycle_drop(p->tgid, p->comm);
+	uwprof_lifecycle_drop(p, p->comm);
 }
 
+/*
+ * Every session with the parent's mappings gives the child a copy; a
+ * sampling one that samples the child tells its reader.
+ */
 static void uwprof_lifecycle_on_fork(void *data, struct task_struct *parent,
 				     struct task_struct *child)
 {
@@ -102,12 +136,12 @@ static void uwprof_lifecycle_on_fork(void *data, struct task_struct *parent,
 	    (child->flags & PF_KTHREAD))
 		return;
 	rcu_read_lock();
-	sp = rcu_dereference(uwprof_active);
 	list_for_each_entry_rcu(s, &uwprof_sessions, list) {
 		if (!uwprof_store_proc_clone(s, parent->tgid, child->tgid))
 			continue;
 		atomic64_inc(&s->procs_inherited);
-		if (sp && sp->s == s && uwprof_sample_traced(sp, child->tgid)) {
+		sp = rcu_dereference(s->active);
+		if (sp && uwprof_sample_traced(sp, child)) {
 			preempt_disable();
 			uwprof_sample_emit_fork(sp, child->tgid, parent->tgid);
 			preempt_enable();

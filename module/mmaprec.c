@@ -112,33 +112,44 @@ static u32 uwprof_mmap_fill(struct uwprof_mmap_buf *b,
 	return m->hdr.size;
 }
 
+/* Whether sampler 'sp' wants the mappings of the current process. */
+static bool uwprof_mmap_wanted(const struct uwprof_sampler *sp)
+{
+	return sp && (sp->flags & UWPROF_START_MMAP) &&
+	       current->tgid != sp->owner_tgid &&
+	       uwprof_sample_traced(sp, current);
+}
+
 static int uwprof_mmap_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct vm_area_struct *vma =
 		(struct vm_area_struct *)regs_get_kernel_argument(regs, 0);
 	struct uwprof_sampler *sp;
+	struct uwprof_session *s;
 	struct uwprof_mmap_buf *b;
-	u32 tgid = current->tgid, size;
+	u32 tgid = current->tgid, size = 0;
 	bool wake;
 
 	if (!vma || !(vma->vm_flags & VM_EXEC) || vma->vm_mm != current->mm ||
 	    (current->flags & PF_KTHREAD) ||
 	    uwprof_compat_user_regs(task_pt_regs(current)))
 		return 0;
-	rcu_read_lock();
-	sp = rcu_dereference(uwprof_active);
-	if (!sp || !(sp->flags & UWPROF_START_MMAP) ||
-	    tgid == sp->owner_tgid || !uwprof_sample_traced(sp, tgid))
-		goto out;
 	b = this_cpu_ptr(uwprof_mmap_bufs);
-	size = uwprof_mmap_fill(b, vma);
-	if (!size)
-		goto out;
-	/* A library of a process the reader uploaded: it should know now. */
-	wake = xa_load(&sp->s->procs, tgid);
-	if (uwprof_sample_emit(sp, &b->rec, size, wake))
-		this_cpu_inc(sp->stats->mmap_records);
-out:
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &uwprof_sessions, list) {
+		sp = rcu_dereference(s->active);
+		if (!uwprof_mmap_wanted(sp))
+			continue;
+		/* One record for every session that wants it. */
+		if (!size)
+			size = uwprof_mmap_fill(b, vma);
+		if (!size)
+			break;
+		/* A library of a process the reader uploaded: it should know now. */
+		wake = xa_load(&s->procs, tgid);
+		if (uwprof_sample_emit(sp, &b->rec, size, wake))
+			this_cpu_inc(sp->stats->mmap_records);
+	}
 	rcu_read_unlock();
 	return 0;
 }

@@ -15,21 +15,29 @@
  * Contexts: the handler runs in NMI; init and exit in process context at
  * module load and unload.
  */
-#include <linux/rcupdate.h>
+#include <linux/rculist.h>
 #include <asm/nmi.h>
 
 #include "internal.h"
 
-/* Context: NMI. The sampler lives until a grace period after STOP. */
+/*
+ * One sample for every sampling session, as each session's own perf
+ * handler would take it. Context: NMI, possibly inside another session's
+ * cpu-clock handler on this CPU. A sampler lives until a grace period
+ * after its STOP, a session until one after its close.
+ */
 static int uwprof_nmi_test_handler(unsigned int type, struct pt_regs *regs)
 {
 	struct uwprof_sampler *sp;
+	struct uwprof_session *s;
 
 	rcu_read_lock();
-	sp = rcu_dereference(uwprof_active);
-	/* Not rate-driven: no period to weigh the sample by. */
-	if (sp)
-		uwprof_sample_take(sp, regs, 0);
+	list_for_each_entry_rcu(s, &uwprof_sessions, list) {
+		sp = rcu_dereference(s->active);
+		/* Not rate-driven: no period to weigh the sample by. */
+		if (sp)
+			uwprof_sample_take(sp, regs, 0);
+	}
 	rcu_read_unlock();
 	return NMI_HANDLED;
 }

@@ -17,8 +17,11 @@
  * interrupts off (current is prev): no locks, no allocation, no sleeping,
  * no printing, and no direct wakeup (a wake_up would take the runqueue
  * lock again): ring writes signal the reader through the ring's irq_work.
- * NMIs (the sample path) may nest; the ring guard keeps them out of this
- * CPU's scratch. The rest runs in process context under the session mutex.
+ * NMIs (the sample path) may nest; the ring guard keeps this session's
+ * out of this CPU's scratch, and another session's use their own. Each
+ * off-CPU session attaches a probe of its own (the sampler is the probe's
+ * data), so sessions never see each other's slots. The rest runs in
+ * process context under the session mutex.
  */
 #include <linux/hash.h>
 #include <linux/kernel.h>
@@ -164,7 +167,7 @@ static void uwprof_offcpu_out(struct uwprof_sampler *sp, struct task_struct *t,
 	if (state & TASK_DEAD)
 		return;
 	/* The reader's own waits would be news of themselves. */
-	if (t->tgid == sp->owner_tgid || !uwprof_sample_traced(sp, t->tgid))
+	if (t->tgid == sp->owner_tgid || !uwprof_sample_traced(sp, t))
 		return;
 	uregs = task_pt_regs(t);
 	if (uwprof_compat_user_regs(uregs))
@@ -182,7 +185,7 @@ static void uwprof_offcpu_out(struct uwprof_sampler *sp, struct task_struct *t,
 		goto drop;
 	sc = sp->scratch[cpu];
 	t0 = ktime_get_mono_fast_ns();
-	if (uwprof_sample_over_budget(sc, t0)) {
+	if (uwprof_sample_over_budget(t0)) {
 		uwprof_ring_exit(r);
 		goto drop;
 	}
@@ -191,7 +194,7 @@ static void uwprof_offcpu_out(struct uwprof_sampler *sp, struct task_struct *t,
 	uwprof_sample_walk(sp, sc, uregs, t->tgid, sl->rec.ips + nk,
 			   off->depth, &res);
 	t1 = ktime_get_mono_fast_ns();
-	sc->budget_used += t1 - t0;
+	uwprof_sample_charge(t1 - t0);
 	uwprof_ring_exit(r);
 
 	sl->rec.hdr.type = UWPROF_REC_SAMPLE;

@@ -13,10 +13,14 @@
  * off, under the same rules. uwprof_sample_emit_exit()
  * runs from the lifecycle probes with preemption disabled. The rest runs in
  * process context under the session mutex, or in the cpuhp thread.
+ *
+ * Every sampling session has its own sampler (events, rings, scratch,
+ * counters); the walk budget is the one thing all of them share, per CPU.
  */
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/kernel.h>
+#include <linux/percpu.h>
 #include <linux/perf_event.h>
 #include <linux/preempt.h>
 #include <linux/ptrace.h>
@@ -25,8 +29,10 @@
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/stacktrace.h>
+#include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
+#include <asm/local64.h>
 
 #include "compat.h"
 #include "internal.h"
@@ -59,7 +65,7 @@ static u32 uwprof_rec_max(const struct uwprof_sampler *sp)
 }
 
 /* NMI-safe: the pid list is immutable while events exist. */
-bool uwprof_sample_traced(const struct uwprof_sampler *sp, u32 tgid)
+bool uwprof_sample_traced_pid(const struct uwprof_sampler *sp, u32 tgid)
 {
 	u32 lo = 0, hi = sp->nr_pids;
 
@@ -78,6 +84,23 @@ bool uwprof_sample_traced(const struct uwprof_sampler *sp, u32 tgid)
 	return false;
 }
 
+/*
+ * Whether task 't' passes every filter of the session: pid, comm, cgroup,
+ * cheapest first. A comm read while the task renames itself may be torn:
+ * that sample is then left out, and the comparison never reads past the
+ * 16 bytes. Context: any, including NMI.
+ */
+bool uwprof_sample_traced(const struct uwprof_sampler *sp,
+			  struct task_struct *t)
+{
+	if (!uwprof_sample_traced_pid(sp, t->tgid))
+		return false;
+	if ((sp->flags & UWPROF_START_COMM) &&
+	    strncmp(t->comm, sp->comm, sizeof(sp->comm)))
+		return false;
+	return !sp->cgroup || uwprof_compat_task_in_cgroup(t, sp->cgroup);
+}
+
 static u32 uwprof_hist_bucket(u64 ns)
 {
 	u64 v = ns >> 6;
@@ -91,21 +114,48 @@ static u32 uwprof_hist_bucket(u64 ns)
 #define UWPROF_BUDGET_WINDOW_NS	(10 * NSEC_PER_MSEC)
 
 /*
- * Whether this CPU's walks have used their share of the current window.
- * Context: NMI, hard IRQ or the sched_switch probe (interrupts off), inside
- * the ring guard, so nothing on this CPU races the window's fields.
+ * The walks' share of one CPU's time (cpu_max_percent): one budget per CPU
+ * for every session together, so that two sessions sampling at once cannot
+ * take twice the share. Every context that walks updates it (overflow
+ * handlers in NMI or hard IRQ, the off-CPU probe with interrupts off), and
+ * those nest on a CPU in any order with no guard in common: hence local64
+ * operations, single instructions or atomics on this CPU. A walk that
+ * another one interrupted is charged the nested walk's time too (it lies
+ * between its clock reads): the budget errs on the CPU's side. A window
+ * restart that races a nested charge may forget that one charge.
  */
-bool uwprof_sample_over_budget(struct uwprof_scratch *sc, u64 now)
+struct uwprof_budget {
+	local64_t start;	/* the current window's start, ns */
+	local64_t used;		/* walk ns spent in it */
+};
+
+static DEFINE_PER_CPU(struct uwprof_budget, uwprof_budget);
+
+/*
+ * Whether this CPU's walks have used their share of the current window,
+ * which starts anew once it is over. 'now' may predate a start a nested
+ * context set: the signed difference then keeps the window.
+ * Context: NMI, hard IRQ or the sched_switch probe (interrupts off).
+ */
+bool uwprof_sample_over_budget(u64 now)
 {
+	struct uwprof_budget *b = this_cpu_ptr(&uwprof_budget);
 	u32 pct = READ_ONCE(uwprof_cpu_max_percent);
+	s64 start;
 
 	if (pct >= 100)
 		return false;
-	if (now - sc->budget_start >= UWPROF_BUDGET_WINDOW_NS) {
-		sc->budget_start = now;
-		sc->budget_used = 0;
-	}
-	return sc->budget_used >= UWPROF_BUDGET_WINDOW_NS / 100 * pct;
+	start = local64_read(&b->start);
+	if ((s64)(now - start) >= (s64)UWPROF_BUDGET_WINDOW_NS &&
+	    local64_cmpxchg(&b->start, start, now) == start)
+		local64_set(&b->used, 0);
+	return local64_read(&b->used) >= UWPROF_BUDGET_WINDOW_NS / 100 * pct;
+}
+
+/* A walk of 'ns' on this CPU. Context: as uwprof_sample_over_budget(). */
+void uwprof_sample_charge(u64 ns)
+{
+	local64_add(ns, &this_cpu_ptr(&uwprof_budget)->used);
 }
 
 /*
@@ -316,7 +366,7 @@ void uwprof_sample_take(struct uwprof_sampler *sp, struct pt_regs *regs,
 		return;
 	}
 	tgid = t->tgid;
-	if (!uwprof_sample_traced(sp, tgid)) {
+	if (!uwprof_sample_traced(sp, t)) {
 		this_cpu_inc(st->skipped_filter);
 		return;
 	}
@@ -333,7 +383,7 @@ void uwprof_sample_take(struct uwprof_sampler *sp, struct pt_regs *regs,
 	rec = &sc->rec;
 
 	t0 = ktime_get_mono_fast_ns();
-	if (uwprof_sample_over_budget(sc, t0)) {
+	if (uwprof_sample_over_budget(t0)) {
 		uwprof_ring_exit(r);
 		this_cpu_inc(st->skipped_throttle);
 		return;
@@ -349,7 +399,7 @@ void uwprof_sample_take(struct uwprof_sampler *sp, struct pt_regs *regs,
 		snap = uwprof_sample_snapshot(sp, rec->ips + nk + res.nr,
 					      &res.at, res.at_flags, uregs);
 	t1 = ktime_get_mono_fast_ns();
-	sc->budget_used += t1 - t0;
+	uwprof_sample_charge(t1 - t0);
 
 	this_cpu_inc(st->stop[res.stop < UWPROF_STOP__COUNT ? res.stop : 0]);
 	this_cpu_inc(st->hist[uwprof_hist_bucket(t1 - t0)]);
@@ -520,12 +570,33 @@ static int uwprof_sample_pid_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * The filter fields: each set only with its flag; a comm of 1 to 15
+ * bytes, NUL-padded, so that it compares equal to a task's comm exactly.
+ */
+static int uwprof_sample_check_filters(const struct uwprof_start *a)
+{
+	size_t len = strnlen(a->comm, sizeof(a->comm));
+
+	if (a->__reserved2)
+		return -EINVAL;
+	if (!(a->flags & UWPROF_START_CGROUP) && a->cgroup_fd)
+		return -EINVAL;
+	if (!(a->flags & UWPROF_START_COMM))
+		return len ? -EINVAL : 0;
+	if (!len || len == sizeof(a->comm) ||
+	    memchr_inv(a->comm + len, 0, sizeof(a->comm) - len))
+		return -EINVAL;
+	return 0;
+}
+
 static int uwprof_sample_check(const struct uwprof_start *a)
 {
 	const u32 known = UWPROF_START_SYSTEM_WIDE | UWPROF_START_KERNEL_STACK |
 			  UWPROF_START_CPU_CLOCK | UWPROF_START_CYCLES |
 			  UWPROF_START_NO_FP_FALLBACK | UWPROF_START_HOLD_EXEC |
 			  UWPROF_START_SNAPSHOT | UWPROF_START_OFF_CPU |
+			  UWPROF_START_CGROUP | UWPROF_START_COMM |
 			  UWPROF_START_MMAP;
 
 	if (a->flags & ~known)
@@ -552,6 +623,8 @@ static int uwprof_sample_check(const struct uwprof_start *a)
 		return -EINVAL;
 	if (a->ring_pages > UWPROF_MAX_RING_PAGES)
 		return -E2BIG;
+	if (uwprof_sample_check_filters(a))
+		return -EINVAL;
 	if (a->flags & UWPROF_START_SYSTEM_WIDE) {
 		if (a->nr_pids || a->pids)
 			return -EINVAL;
@@ -582,6 +655,23 @@ static int uwprof_sample_pids(struct uwprof_sampler *sp,
 			return -EINVAL;
 	sort(sp->pids, a->nr_pids, sizeof(u32), uwprof_sample_pid_cmp, NULL);
 	sp->nr_pids = a->nr_pids;
+	return 0;
+}
+
+/* The comm and cgroup filters; the cgroup is referenced until the free. */
+static int uwprof_sample_filters(struct uwprof_sampler *sp,
+				 const struct uwprof_start *a)
+{
+	struct cgroup *cg;
+
+	static_assert(sizeof(sp->comm) == sizeof(a->comm));
+	memcpy(sp->comm, a->comm, sizeof(sp->comm));
+	if (!(a->flags & UWPROF_START_CGROUP))
+		return 0;
+	cg = uwprof_compat_cgroup_get(a->cgroup_fd);
+	if (IS_ERR(cg))
+		return PTR_ERR(cg);
+	sp->cgroup = cg;
 	return 0;
 }
 
@@ -642,6 +732,8 @@ struct uwprof_sampler *uwprof_sample_create(struct uwprof_session *s,
 	sp->hw = !(a.flags & UWPROF_START_CPU_CLOCK) && uwprof_hw_ok;
 
 	ret = uwprof_sample_pids(sp, &a);
+	if (!ret)
+		ret = uwprof_sample_filters(sp, &a);
 	if (ret)
 		goto free;
 	ret = uwprof_sample_ring_pages(sp, a.ring_pages, &pages);
@@ -681,7 +773,8 @@ free:
 
 /*
  * Process context: creates the events on every online CPU and keeps them
- * following hotplug. The caller published 'sp' as uwprof_active first.
+ * following hotplug. The caller published 'sp' as its session's active
+ * sampler first.
  */
 int uwprof_sample_run(struct uwprof_sampler *sp)
 {
@@ -713,7 +806,7 @@ events:
 /*
  * Process context: releases every event and waits until no handler can
  * still be running, then emits each ring's final LOST count. The caller
- * already cleared uwprof_active.
+ * already cleared its session's active sampler.
  */
 void uwprof_sample_stop(struct uwprof_sampler *sp)
 {
@@ -746,6 +839,8 @@ void uwprof_sample_free(struct uwprof_sampler *sp)
 	kfree(sp->events);
 	free_percpu(sp->stats);
 	kfree(sp->pids);
+	if (sp->cgroup)
+		uwprof_compat_cgroup_put(sp->cgroup);
 	kfree(sp);
 }
 

@@ -66,12 +66,17 @@ START_NO_FP_FALLBACK = 1 << 4
 START_HOLD_EXEC = 1 << 5
 START_SNAPSHOT = 1 << 6
 START_OFF_CPU = 1 << 7
+START_CGROUP = 1 << 8
+START_COMM = 1 << 9
 START_MMAP = 1 << 10
 MAP_NO_TABLE = 1 << 0
 CAP_HW_CYCLES = 1 << 0
 CAP_KERNEL_STACK = 1 << 1
 CAP_SNAPSHOT = 1 << 2
 CAP_OFF_CPU = 1 << 3
+CAP_SESSIONS = 1 << 4
+CAP_CGROUP = 1 << 5
+CAP_COMM = 1 << 6
 CAP_MMAP = 1 << 7
 
 REC_SAMPLE, REC_LOST, REC_UNKNOWN_MAP, REC_EXIT, REC_FORK, REC_MMAP = \
@@ -132,7 +137,9 @@ class _Start(ctypes.Structure):
                 ('ring_pages', ctypes.c_uint32), ('nr_pids', ctypes.c_uint32),
                 ('pids', ctypes.c_uint64), ('snapshot_size', ctypes.c_uint32),
                 ('reserved', ctypes.c_uint32),
-                ('off_cpu_min_ns', ctypes.c_uint64)]
+                ('off_cpu_min_ns', ctypes.c_uint64),
+                ('cgroup_fd', ctypes.c_int32), ('reserved2', ctypes.c_uint32),
+                ('comm', ctypes.c_char * 16)]
 
 
 _STATS_FIELDS = ['samples', 'frames', 'lost', 'skipped_kthread',
@@ -172,7 +179,7 @@ class _RingInfo(ctypes.Structure):
 
 # The C compiler's sizes for the uapi structs (static checks, like the C side).
 for _s, _n in ((_Version, 64), (_TableAdd, 32), (_ObjectDel, 16), (_Map, 40),
-               (_MapsSet, 24), (_ProcessDel, 8), (_Start, 48), (_Stats, 432),
+               (_MapsSet, 24), (_ProcessDel, 8), (_Start, 72), (_Stats, 432),
                (_RingInfo, 32)):
     assert ctypes.sizeof(_s) == _n, (_s.__name__, ctypes.sizeof(_s))
 
@@ -370,14 +377,20 @@ class Session:
 
     def start(self, pids=None, freq=999, max_depth=128, kernel=False,
               cpu_clock=True, fp_fallback=True, ring_pages=0,
-              off_cpu_min_ns=None):
+              off_cpu_min_ns=None, cgroup=None, comm=None):
         """START: the given tgids, or every process when pids is None; then
         maps the rings. off_cpu_min_ns: also off-CPU samples (flag
-        SAMPLE_OFF_CPU, period in ns) of blocks at least that long."""
+        SAMPLE_OFF_CPU, period in ns) of blocks at least that long.
+        cgroup: the directory of a cgroup v2 group (e.g.
+        '/sys/fs/cgroup/system.slice/x.service'), comm: a thread name of
+        at most 15 bytes; only tasks that pass them are sampled (modules
+        with CAP_CGROUP and CAP_COMM; others refuse with EINVAL)."""
         flags = (START_CPU_CLOCK if cpu_clock else 0) | \
                 (START_KERNEL_STACK if kernel else 0) | \
                 (0 if fp_fallback else START_NO_FP_FALLBACK) | \
-                (START_OFF_CPU if off_cpu_min_ns is not None else 0)
+                (START_OFF_CPU if off_cpu_min_ns is not None else 0) | \
+                (START_CGROUP if cgroup is not None else 0) | \
+                (START_COMM if comm is not None else 0)
         arr = None
         if pids is None:
             flags |= START_SYSTEM_WIDE
@@ -385,14 +398,26 @@ class Session:
         else:
             arr = (ctypes.c_uint32 * len(pids))(*pids)
             n, addr = len(pids), ctypes.addressof(arr)
+        name = comm.encode() if comm is not None else b''
+        if comm is not None and not 1 <= len(name) <= 15:
+            raise ValueError('comm: 1 to 15 bytes')
         a = _Start(size=ctypes.sizeof(_Start), flags=flags, freq_hz=freq,
                    max_depth=max_depth, ring_pages=ring_pages, nr_pids=n,
-                   pids=addr, off_cpu_min_ns=off_cpu_min_ns or 0)
+                   pids=addr, off_cpu_min_ns=off_cpu_min_ns or 0, comm=name)
         if self._mm is not None:
             self._views = None
             self._mm.close()
             self._mm = None
-        self._ioctl('START', IOC_START, a)
+        cg = None
+        if cgroup is not None:
+            cg = os.open(cgroup, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            a.cgroup_fd = cg
+        try:
+            self._ioctl('START', IOC_START, a)
+        finally:
+            # The module holds the cgroup from START on.
+            if cg is not None:
+                os.close(cg)
         ri = _RingInfo(size=ctypes.sizeof(_RingInfo))
         self._ioctl('RING_INFO', IOC_RING_INFO, ri)
         self._ri = ri

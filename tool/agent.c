@@ -43,7 +43,8 @@ static void agent_usage(FILE *f)
 {
 	fprintf(f,
 "usage: uwprof agent [--listen ADDR:PORT | --socket PATH] [-F HZ]\n"
-"                    [-a | -p PID[,PID...]] [--cache-dir DIR]\n"
+"                    [-a | -p PID[,PID...]] [--cgroup PATH] [--comm NAME]\n"
+"                    [--cache-dir DIR]\n"
 "  Sample continuously and serve CPU profiles (gzipped pprof) over HTTP:\n"
 "    GET /debug/pprof/profile?seconds=N[&pid=PID][&comm=NAME][&cgroup=PATH]\n"
 "  the next N seconds (default %d, at most %d) of user call stacks, and\n"
@@ -53,24 +54,28 @@ static void agent_usage(FILE *f)
 "  -F, --freq HZ       samples per second per CPU (default %d)\n"
 "  -a, --all-cpus      every process on the system (the default)\n"
 "  -p, --pid PIDS      only these processes (comma separated)\n"
-"  --cgroup PATH       not supported yet (the module filters by pid only)\n"
+"  --cgroup PATH       only tasks in this cgroup v2 directory or below it\n"
+"                      (/system.slice/x.service, or /sys/fs/cgroup/...)\n"
+"  --comm NAME         only threads named NAME (at most 15 bytes)\n"
 "  --cache-dir DIR     table cache (as 'uwprof record')\n"
 "  No authentication: anyone who can connect gets profiles of the whole\n"
 "  host (function names, paths, pids). Keep the default loopback address\n"
 "  or a unix socket; put a proxy with authentication in front for remote\n"
 "  access. Stops on SIGINT or SIGTERM.\n"
 "  exit: as 'uwprof record' (1 error, 2 usage, 3 no module, 4 permission,\n"
-"        7 another session is sampling)\n",
+"        5 no such process or cgroup, 7 another session is sampling and\n"
+"        the loaded module samples one at a time)\n",
 		AGENT_DEFAULT_SECONDS, AGENT_MAX_SECONDS, AGENT_DEFAULT_PORT,
 		AGENT_DEFAULT_FREQ);
 }
 
-enum { OPT_LISTEN = 256, OPT_SOCKET, OPT_CGROUP, OPT_CACHE_DIR };
+enum { OPT_LISTEN = 256, OPT_SOCKET, OPT_CGROUP, OPT_COMM, OPT_CACHE_DIR };
 
 static const struct option agent_longopts[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
 	{ "freq", required_argument, NULL, 'F' },
 	{ "all-cpus", no_argument, NULL, 'a' },
@@ -111,8 +116,11 @@ static int agent_opt(struct rec_opts *o, struct agent_opts *a, int c,
 		return a->listen ? (fprintf(stderr,
 			"uwprof agent: --listen and --socket exclude each other\n"), -1) : 0;
 	case OPT_CGROUP:
-		fprintf(stderr,
-			"uwprof agent: --cgroup is not supported yet (the module filters by pid only)\n");
+	case OPT_COMM:
+		if (!rec_parse_filter(o, c == OPT_CGROUP, v))
+			return 0;
+		fprintf(stderr, "uwprof agent: bad value '%s' for --%s\n", v,
+			c == OPT_CGROUP ? "cgroup" : "comm");
 		return -1;
 	case OPT_CACHE_DIR:
 		o->cache_dir = v;
@@ -186,9 +194,12 @@ static void agent_loop(struct recorder *r, struct agent_wins *ws)
 static void agent_about(const struct recorder *r, char *buf, size_t len)
 {
 	snprintf(buf, len,
-		 "Sampling %s at %u Hz per CPU (%s); process %d.",
+		 "Sampling %s%s%s%s%s at %u Hz per CPU (%s); process %d.",
 		 r->o.mode == MODE_PIDS ? "the processes given" :
-		 "every process", r->o.freq,
+		 "every process", r->o.cgroup ? " in cgroup " : "",
+		 r->o.cgroup ? r->cgroup_path : "",
+		 r->o.comm ? " named " : "", r->o.comm ? r->o.comm : "",
+		 r->o.freq,
 		 r->o.event == UWPROF_PF_EV_CYCLES ? "cycles" : "cpu-clock",
 		 (int)r->self);
 }
@@ -202,7 +213,7 @@ static int agent_serve(struct recorder *r, const struct agent_opts *a,
 	};
 	struct agent_wins ws;
 	struct agent_http h;
-	char err[512], about[256];
+	char err[512], about[1400];
 	int ret;
 
 	ret = agent_wins_init(&ws, r, flags, err, sizeof(err));
@@ -266,6 +277,7 @@ int uwprof_cmd_agent(int argc, char **argv)
 	}
 	r->sigfd = -1;
 	r->dev.fd = -1;
+	r->cgroup_fd = -1;
 	r->name = "uwprof agent";
 	r->no_file = 1;
 	r->self = getpid();

@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Processes' cgroup v2 paths and the container ids in them. */
+/*
+ * Processes' cgroup v2 paths, the container ids in them, and cgroup
+ * directories opened for the module's filter.
+ */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
 
 #include "cgroup.h"
 
@@ -85,4 +93,104 @@ int uwprof_cgroup_under(const char *path, const char *top)
 	if (n == 1 && top[0] == '/')
 		return path[0] == '/';
 	return !strncmp(path, top, n) && (path[n] == 0 || path[n] == '/');
+}
+
+/* Undoes mountinfo's octal escapes (\040 for a space) in place. */
+static void mountinfo_unescape(char *s)
+{
+	char *d = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
+				      (s[3] - '0'));
+			s += 3;
+		} else {
+			*d++ = *s;
+		}
+	}
+	*d = 0;
+}
+
+int uwprof_cgroup2_mount(const char *mountinfo, char *out, size_t len)
+{
+	char line[PATH_MAX * 2 + 256], root[PATH_MAX], mnt[PATH_MAX];
+	int ret = -ENODEV;
+	const char *sep;
+	FILE *f;
+
+	f = fopen(mountinfo, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		/* id parent major:minor root mount-point options ... - type */
+		sep = strstr(line, " - ");
+		if (!sep || strncmp(sep + 3, "cgroup2 ", 8) ||
+		    sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2 ||
+		    strcmp(root, "/"))
+			continue;
+		mountinfo_unescape(mnt);
+		if (strlen(mnt) >= len) {
+			ret = -ENAMETOOLONG;
+			break;
+		}
+		strcpy(out, mnt);
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+int uwprof_cgroup_path(const char *mnt, const char *arg, char *path,
+		       size_t len)
+{
+	size_t m = strlen(mnt), n = 0;
+	const char *p = arg;
+
+	while (m > 1 && mnt[m - 1] == '/')
+		m--;
+	if (m > 1 && !strncmp(arg, mnt, m) && (!arg[m] || arg[m] == '/'))
+		p = arg + m;
+	else if (arg[0] != '/')
+		return -EINVAL;
+	if (len < 2)
+		return -ENAMETOOLONG;
+	path[n++] = '/';
+	for (; *p; p++) {
+		if (*p == '/' && path[n - 1] == '/')
+			continue;
+		if (n + 1 >= len)
+			return -ENAMETOOLONG;
+		path[n++] = *p;
+	}
+	if (n > 1 && path[n - 1] == '/')
+		n--;
+	path[n] = 0;
+	return 0;
+}
+
+int uwprof_cgroup_open(const char *arg, char *path, size_t len)
+{
+	char mnt[PATH_MAX], dir[PATH_MAX + UWPROF_CGROUP_PATH_MAX];
+	struct statfs sf;
+	int fd, ret;
+
+	ret = uwprof_cgroup2_mount("/proc/self/mountinfo", mnt, sizeof(mnt));
+	if (!ret)
+		ret = uwprof_cgroup_path(mnt, arg, path, len);
+	if (ret)
+		return ret;
+	if (snprintf(dir, sizeof(dir), "%s%s", mnt, path) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* A directory of the mount, not of a file system mounted below it. */
+	if (fstatfs(fd, &sf) || sf.f_type != CGROUP2_SUPER_MAGIC) {
+		close(fd);
+		return -ENOTDIR;
+	}
+	return fd;
 }

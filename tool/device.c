@@ -119,24 +119,14 @@ int uwprof_dev_process_del(struct uwprof_dev *d, uint32_t pid)
 	return dev_ioctl(d, UWPROF_IOC_PROCESS_DEL, &a);
 }
 
-int uwprof_dev_start(struct uwprof_dev *d, uint32_t flags, uint32_t freq_hz,
-		     uint32_t max_depth, uint32_t ring_pages,
-		     uint32_t snapshot_size, uint64_t off_cpu_min_ns,
-		     const uint32_t *pids, uint32_t nr_pids)
+int uwprof_dev_start(struct uwprof_dev *d, struct uwprof_start *a)
 {
-	struct uwprof_start a = {
-		.size = sizeof(a),
-		.flags = flags,
-		.freq_hz = freq_hz,
-		.max_depth = max_depth,
-		.ring_pages = ring_pages,
-		.nr_pids = nr_pids,
-		.pids = (uintptr_t)pids,
-		.snapshot_size = snapshot_size,
-		.off_cpu_min_ns = off_cpu_min_ns,
-	};
-
-	return dev_ioctl(d, UWPROF_IOC_START, &a);
+	/*
+	 * A module older than a field of it reads a struct this size too,
+	 * as long as the fields it does not know are zero.
+	 */
+	a->size = sizeof(*a);
+	return dev_ioctl(d, UWPROF_IOC_START, a);
 }
 
 int uwprof_dev_stop(struct uwprof_dev *d)

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "exit_status.h"
 #include "recorder.h"
 
@@ -133,8 +134,30 @@ static int upload_pids(struct recorder *r)
 }
 
 /*
- * -a: every process that exists now gets its tables and mappings before
- * sampling starts (later ones are found through UNKNOWN_MAP).
+ * Whether process 'pid' passes --cgroup and --comm now (its main thread's
+ * name for --comm). The module judges every sample itself; this only
+ * spares -a the uploads of processes it will not sample. A thread of
+ * another process named NAME, or a process that moves into the cgroup
+ * later, is found through its samples, as a new process is.
+ */
+static int proc_passes(const struct recorder *r, uint32_t pid)
+{
+	char cg[UWPROF_CGROUP_PATH_MAX], comm[64];
+
+	if (r->o.cgroup &&
+	    (uwprof_cgroup_of((pid_t)pid, cg, sizeof(cg)) ||
+	     !uwprof_cgroup_under(cg, r->cgroup_path)))
+		return 0;
+	if (!r->o.comm)
+		return 1;
+	uwprof_pm_comm((pid_t)pid, (pid_t)pid, comm, sizeof(comm));
+	return !strcmp(comm, r->o.comm);
+}
+
+/*
+ * -a: every process that exists now (and passes the filters) gets its
+ * tables and mappings before sampling starts (later ones are found
+ * through UNKNOWN_MAP).
  */
 static void upload_all(struct recorder *r)
 {
@@ -148,7 +171,8 @@ static void upload_all(struct recorder *r)
 		unsigned long pid = strtoul(de->d_name, &end, 10);
 		struct rec_proc *p;
 
-		if (*end || !pid || pid == (unsigned long)r->self)
+		if (*end || !pid || pid == (unsigned long)r->self ||
+		    !proc_passes(r, (uint32_t)pid))
 			continue;
 		p = rec_proc_get(r, (uint32_t)pid);
 		if (p && p->ours == 1)

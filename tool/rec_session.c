@@ -17,6 +17,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "exit_status.h"
 #include "recorder.h"
 
@@ -101,12 +102,47 @@ void rec_free(struct recorder *r)
 	uwprof_rreader_free(&r->rr);
 	uwprof_u64map_free(&r->tids);
 	uwprof_u64map_free(&r->kips);
+	if (r->cgroup_fd >= 0)
+		close(r->cgroup_fd);
 	free(r->o.pids);
 	free(r->vdso_image);
 	free(r->tees);
 	if (r->sigfd >= 0)
 		close(r->sigfd);
 	uwprof_dev_close(&r->dev);
+}
+
+/*
+ * --cgroup and --comm, which the module applies: its abilities checked,
+ * the cgroup's directory opened. Returns 0 or the exit status.
+ */
+static int setup_filters(struct recorder *r, uint32_t *flags)
+{
+	uint32_t caps = r->dev.ver.caps;
+	int fd;
+
+	if ((r->o.cgroup && !(caps & UWPROF_CAP_CGROUP)) ||
+	    (r->o.comm && !(caps & UWPROF_CAP_COMM))) {
+		fprintf(stderr, "%s: %s: the loaded module does not offer this filter (an older module, or a kernel without cgroups)\n",
+			r->name, r->o.cgroup ? "--cgroup" : "--comm");
+		return UWPROF_EX_ERROR;
+	}
+	if (r->o.comm)
+		*flags |= UWPROF_START_COMM;
+	if (!r->o.cgroup)
+		return 0;
+	fd = uwprof_cgroup_open(r->o.cgroup, r->cgroup_path,
+				sizeof(r->cgroup_path));
+	if (fd < 0) {
+		fprintf(stderr, "%s: --cgroup %s: %s\n", r->name, r->o.cgroup,
+			fd == -ENODEV ? "no cgroup v2 hierarchy is mounted" :
+			fd == -ENOTDIR ? "not a cgroup v2 directory" :
+			strerror(-fd));
+		return fd == -ENOENT ? UWPROF_EX_TARGET : UWPROF_EX_ERROR;
+	}
+	r->cgroup_fd = fd;
+	*flags |= UWPROF_START_CGROUP;
+	return 0;
 }
 
 /*
@@ -183,40 +219,63 @@ int rec_setup(struct recorder *r, uint32_t *flagsp)
 	 */
 	if (r->dev.ver.caps & UWPROF_CAP_MMAP)
 		flags |= UWPROF_START_MMAP;
+	ret = setup_filters(r, &flags);
+	if (ret)
+		return ret;
 	r->snapq.max_bytes = REC_SNAPQ_MAX;
 	uwprof_tcache_init(&r->cache, r->o.cache_dir);
 	*flagsp = flags;
 	return 0;
 }
 
-static int rec_dev_start(struct recorder *r, uint32_t flags)
+/*
+ * A failed START. EBUSY: only a module that samples one session at a
+ * time says so to a session that is not sampling.
+ */
+static int start_failed(struct recorder *r, int ret)
 {
-	return uwprof_dev_start(&r->dev, flags, r->o.freq, r->o.depth,
-				r->o.ring_pages, r->o.snapshot_size,
-				r->o.off_cpu ? r->o.off_cpu_min_ns : 0,
-				r->o.mode == MODE_PIDS ? r->o.pids : NULL,
-				r->o.mode == MODE_PIDS ? r->o.nr_pids : 0);
+	if (ret == -EBUSY && !(r->dev.ver.caps & UWPROF_CAP_SESSIONS)) {
+		fprintf(stderr, "%s: another uwprof session is sampling (the loaded module samples one at a time; a newer one samples several)\n",
+			r->name);
+		return UWPROF_EX_BUSY;
+	}
+	fprintf(stderr, "%s: starting to sample: %s\n", r->name, strerror(-ret));
+	return ret == -EBUSY ? UWPROF_EX_ERROR : rec_exit_for_errno(ret);
 }
 
 /* START, the rings mapped and their reader running. */
 int rec_sampling_start(struct recorder *r, uint32_t flags)
 {
+	struct uwprof_start a = {
+		.flags = flags,
+		.freq_hz = r->o.freq,
+		.max_depth = r->o.depth,
+		.ring_pages = r->o.ring_pages,
+		.snapshot_size = r->o.snapshot_size,
+		.off_cpu_min_ns = r->o.off_cpu ? r->o.off_cpu_min_ns : 0,
+		.cgroup_fd = r->cgroup_fd >= 0 ? r->cgroup_fd : 0,
+	};
 	int ret;
 
-	ret = rec_dev_start(r, flags);
-	/* The module's probe for MMAP records did not fit this kernel. */
-	if (ret == -EOPNOTSUPP && (flags & UWPROF_START_MMAP))
-		ret = rec_dev_start(r, flags & ~UWPROF_START_MMAP);
-	else if (!ret && (flags & UWPROF_START_MMAP))
-		r->mmap_records_on = 1;
-	if (ret) {
-		if (ret == -EBUSY)
-			fprintf(stderr, "%s: another uwprof session is sampling\n", r->name);
-		else
-			fprintf(stderr, "%s: starting to sample: %s\n", r->name,
-				strerror(-ret));
-		return rec_exit_for_errno(ret);
+	if (r->o.mode == MODE_PIDS) {
+		a.pids = (uintptr_t)r->o.pids;
+		a.nr_pids = r->o.nr_pids;
 	}
+	if (r->o.comm)
+		strncpy(a.comm, r->o.comm, sizeof(a.comm) - 1);
+	ret = uwprof_dev_start(&r->dev, &a);
+	/* The module's probe for MMAP records did not fit this kernel. */
+	if (ret == -EOPNOTSUPP && (flags & UWPROF_START_MMAP)) {
+		a.flags &= ~UWPROF_START_MMAP;
+		ret = uwprof_dev_start(&r->dev, &a);
+	}
+	r->mmap_records_on = !ret && (a.flags & UWPROF_START_MMAP);
+	/* The module holds the cgroup itself from START on. */
+	if (r->cgroup_fd >= 0)
+		close(r->cgroup_fd);
+	r->cgroup_fd = -1;
+	if (ret)
+		return start_failed(r, ret);
 	ret = uwprof_dev_rings_map(&r->dev);
 	if (!ret)
 		ret = uwprof_rreader_start(&r->rr, &r->dev, REC_RING_BUFFER_MAX);

@@ -16,6 +16,8 @@
  * children are not known then; so a command is profiled system-wide and
  * samples are kept only for the command's process tree (this process is
  * made a child subreaper so orphaned descendants stay in the tree).
+ * --cgroup and --comm are filters the module applies on top of any mode;
+ * alone they mean everything that passes them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -36,13 +38,19 @@ static void rec_usage(FILE *f)
 {
 	fprintf(f,
 "usage: uwprof record [-F HZ] [-a | -p PID[,PID...]] [-d SECONDS] [-g|--kernel]\n"
-"                     [-o FILE] [options] [--] [CMD ARGS...]\n"
+"                     [--cgroup PATH] [--comm NAME] [-o FILE] [options]\n"
+"                     [--] [CMD ARGS...]\n"
 "  Sample user call stacks (unwound in the kernel with DWARF tables) of a\n"
 "  command and its children, of processes (-p), or of everything (-a).\n"
 "  -F, --freq HZ       samples per second per CPU (default %u)\n"
 "  -a, --all-cpus      every process on the system (with a command: while it\n"
 "                      runs)\n"
 "  -p, --pid PIDS      these processes (comma separated; their threads too)\n"
+"  --cgroup PATH       only tasks in this cgroup v2 directory or below it\n"
+"                      (/system.slice/x.service, or /sys/fs/cgroup/...);\n"
+"                      without a command or -p: all of them\n"
+"  --comm NAME         only threads named NAME (at most 15 bytes); without\n"
+"                      a command or -p: all of them\n"
 "  -d, --duration S    stop after S seconds (default: until the command ends,\n"
 "                      the processes exit, or SIGINT/SIGTERM)\n"
 "  -g, --kernel        kernel frames too (and kernel symbols into the file)\n"
@@ -66,8 +74,9 @@ static void rec_usage(FILE *f)
 "  -q, --quiet         no progress line, no summary\n"
 "  exit: 0 ok, 1 error, 2 usage, 3 /dev/uwprof missing (module not loaded),\n"
 "        4 permission denied (needs root or CAP_PERFMON), 5 no such process\n"
-"        or the command could not be started, 6 output file not written\n"
-"        (directory not writable, disk full), 7 another session is sampling\n",
+"        or cgroup, or the command could not be started, 6 output file not\n"
+"        written (directory not writable, disk full), 7 another session is\n"
+"        sampling and the loaded module samples one at a time\n",
 		REC_DEFAULT_FREQ, REC_DEFAULT_DEPTH, REC_DEFAULT_SNAPSHOT,
 		UWPROF_MAX_SNAPSHOT);
 }
@@ -113,6 +122,19 @@ int rec_parse_pids(struct rec_opts *o, const char *arg)
 	return o->nr_pids ? 0 : -1;
 }
 
+int rec_parse_filter(struct rec_opts *o, int cgroup, const char *v)
+{
+	size_t n = strlen(v);
+
+	if (cgroup) {
+		o->cgroup = v;
+		return v[0] == '/' ? 0 : -1;
+	}
+	o->comm = v;
+	/* A task's name is at most 15 bytes: a longer one never matches. */
+	return n >= 1 && n <= 15 ? 0 : -1;
+}
+
 /* A duration with its unit ("1ms", "500us", "0"), in ns. */
 static int parse_dur(const char *s, uint64_t *out)
 {
@@ -140,7 +162,8 @@ static int parse_dur(const char *s, uint64_t *out)
 }
 
 enum { OPT_DEPTH = 256, OPT_NO_FP, OPT_RING_PAGES, OPT_CACHE_DIR,
-       OPT_SNAPSHOT_SIZE, OPT_HOLD_EXEC, OPT_OFF_CPU, OPT_OFF_CPU_MIN };
+       OPT_SNAPSHOT_SIZE, OPT_HOLD_EXEC, OPT_OFF_CPU, OPT_OFF_CPU_MIN,
+       OPT_CGROUP, OPT_COMM };
 
 static const struct option rec_longopts[] = {
 	{ "freq", required_argument, NULL, 'F' },
@@ -160,6 +183,8 @@ static const struct option rec_longopts[] = {
 	{ "hold-exec", no_argument, NULL, OPT_HOLD_EXEC },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "comm", required_argument, NULL, OPT_COMM },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -233,6 +258,9 @@ static int parse_one(struct rec_opts *o, int c, const char *v)
 	case OPT_OFF_CPU_MIN:
 		o->off_cpu = 1;
 		return parse_dur(v, &o->off_cpu_min_ns);
+	case OPT_CGROUP:
+	case OPT_COMM:
+		return rec_parse_filter(o, c == OPT_CGROUP, v);
 	default:
 		return -2;
 	}
@@ -273,9 +301,11 @@ static int parse_opts(struct rec_opts *o, int argc, char **argv)
 			return -1;
 		o->cmd = argv + optind;
 	}
+	if (!o->mode && (o->cgroup || o->comm))
+		o->mode = MODE_ALL;
 	if (!o->mode) {
 		fprintf(stderr,
-			"uwprof record: nothing to profile: give a command, -p PID or -a\n");
+			"uwprof record: nothing to profile: give a command, -p PID, -a, --cgroup or --comm\n");
 		return -1;
 	}
 	return 0;
@@ -500,6 +530,7 @@ int uwprof_cmd_record(int argc, char **argv)
 	}
 	r->sigfd = -1;
 	r->dev.fd = -1;
+	r->cgroup_fd = -1;
 	r->name = "uwprof record";
 	r->self = getpid();
 	errno = 0;

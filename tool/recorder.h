@@ -91,6 +91,8 @@ struct rec_opts {
 	uint64_t	off_cpu_min_ns;	/* shorter blocks leave no sample */
 	const char	*output;
 	const char	*cache_dir;
+	const char	*cgroup;	/* --cgroup: the module's filter, or NULL */
+	const char	*comm;		/* --comm: likewise, 1 to 15 bytes */
 	uint32_t	*pids;
 	uint32_t	nr_pids;
 	char		**cmd;
@@ -198,6 +200,8 @@ struct recorder {
 	uint16_t	elf_machine;
 	pid_t		self;
 	pid_t		child;
+	int		cgroup_fd;	/* --cgroup until START, else -1 */
+	char		cgroup_path[1024];	/* --cgroup as /proc/PID/cgroup says */
 	int		child_status;
 	int		nice0;		/* our nice value before raising it */
 	int		child_done;
@@ -251,6 +255,8 @@ void rec_stats_out(struct recorder *r, const struct uwprof_stats *st);
 /* record.c: option values both front-ends take (-1: bad) */
 int rec_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out);
 int rec_parse_pids(struct rec_opts *o, const char *arg);
+/* --cgroup (a path from the root, 'cgroup' set) or --comm, into 'o'. */
+int rec_parse_filter(struct rec_opts *o, int cgroup, const char *v);
 
 /* rec_sink.c: a record to the file (unless no_file) and to every tee */
 void rec_w_object(struct recorder *r, const struct uwprof_pf_obj_fixed *f,

@@ -440,14 +440,17 @@ TEST_F(dev, start_args)
 
 	pids[1] = 1;
 	ASSERT_EQ(0, uwt_start(self->fd, 0, 100, 64, 0, pids, 2));
+	/* Busy is this session's own state only. */
 	EXPECT_EQ(-EBUSY, uwt_start(self->fd, 0, 100, 64, 0, pids, 2));
-	/* One sampling session in the system. */
 	fd2 = open(UWT_DEV, O_RDWR | O_CLOEXEC);
 	ASSERT_GE(fd2, 0);
+	EXPECT_EQ(0, uwt_start(fd2, UWPROF_START_SYSTEM_WIDE, 100, 64, 0, NULL, 0));
 	EXPECT_EQ(-EBUSY, uwt_start(fd2, UWPROF_START_SYSTEM_WIDE, 100, 64, 0, NULL, 0));
 	EXPECT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
 	EXPECT_EQ(-EINVAL, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
-	EXPECT_EQ(0, uwt_start(fd2, UWPROF_START_SYSTEM_WIDE, 100, 64, 0, NULL, 0));
+	/* The other session samples on, and a stopped one starts again beside it. */
+	EXPECT_EQ(0, uwt_start(self->fd, 0, 100, 64, 0, pids, 2));
+	EXPECT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
 	/* Close while sampling stops and frees everything. */
 	close(fd2);
 	EXPECT_EQ(0, uwt_start(self->fd, UWPROF_START_SYSTEM_WIDE |
@@ -479,6 +482,133 @@ TEST_F(dev, start_args)
 		if (v.caps & UWPROF_CAP_HW_CYCLES)
 			EXPECT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
 	}
+}
+
+/* A START of the current struct with the filter fields set. */
+static int start_filtered(int fd, uint32_t flags, int cgroup_fd,
+			  const char *comm, size_t comm_len, uint32_t reserved2)
+{
+	struct uwprof_start a = {
+		.size = sizeof(a),
+		.flags = flags | UWPROF_START_SYSTEM_WIDE | UWPROF_START_CPU_CLOCK,
+		.freq_hz = 100,
+		.max_depth = 16,
+		.cgroup_fd = cgroup_fd,
+		.__reserved2 = reserved2,
+	};
+
+	memcpy(a.comm, comm, comm_len);
+	return uwt_ioctl(fd, UWPROF_IOC_START, &a);
+}
+
+static int stop_if(int fd, int ret)
+{
+	if (!ret)
+		ret = uwt_ioctl(fd, UWPROF_IOC_STOP, NULL);
+	return ret;
+}
+
+/* Sessions and filters are announced; a module of this tree has both. */
+TEST_F(dev, caps)
+{
+	struct uwprof_version v = { .size = sizeof(v) };
+
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_VERSION, &v));
+	EXPECT_TRUE(v.caps & UWPROF_CAP_SESSIONS);
+	EXPECT_TRUE(v.caps & UWPROF_CAP_COMM);
+	EXPECT_TRUE(v.caps & UWPROF_CAP_CGROUP)
+		TH_LOG("Debian's kernels have cgroups");
+}
+
+/* The comm filter's field: only with its flag, 1 to 15 bytes, NUL-padded. */
+TEST_F(dev, start_comm)
+{
+	EXPECT_EQ(-EINVAL, start_filtered(self->fd, 0, 0, "x", 1, 0));
+	EXPECT_EQ(-EINVAL, start_filtered(self->fd, UWPROF_START_COMM, 0, "", 0, 0));
+	EXPECT_EQ(-EINVAL, start_filtered(self->fd, UWPROF_START_COMM, 0,
+					  "0123456789abcdef", 16, 0));
+	EXPECT_EQ(-EINVAL, start_filtered(self->fd, UWPROF_START_COMM, 0,
+					  "ab\0c", 4, 0));
+	EXPECT_EQ(-EINVAL, start_filtered(self->fd, UWPROF_START_COMM, 0,
+					  "x", 1, 1));
+	EXPECT_EQ(0, stop_if(self->fd, start_filtered(self->fd, UWPROF_START_COMM,
+						      0, "x", 1, 0)));
+	EXPECT_EQ(0, stop_if(self->fd, start_filtered(self->fd, UWPROF_START_COMM,
+						      0, "0123456789abcde", 15, 0)));
+}
+
+/*
+ * The cgroup filter's fd: only with its flag; a cgroup v2 directory, else
+ * EBADF; a removed cgroup ENOENT; the fd may be closed once sampling runs.
+ */
+TEST_F(dev, start_cgroup)
+{
+	char path[PATH_MAX], gone[PATH_MAX];
+	int cg, fd, ret;
+
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(-EINVAL, start_filtered(self->fd, 0, fd, "", 0, 0));
+	EXPECT_EQ(-EBADF, start_filtered(self->fd, UWPROF_START_CGROUP, -1, "", 0, 0));
+	EXPECT_EQ(-EBADF, start_filtered(self->fd, UWPROF_START_CGROUP, fd, "", 0, 0));
+	close(fd);
+	fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(-EBADF, start_filtered(self->fd, UWPROF_START_CGROUP, fd, "", 0, 0));
+	close(fd);
+
+	ret = uwt_cgroup_make("uwprof-abi", path, sizeof(path));
+	if (ret)
+		SKIP(return, "no cgroup v2 hierarchy: %s", strerror(-ret));
+	cg = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_GE(cg, 0);
+	EXPECT_EQ(-EINVAL, start_filtered(self->fd, UWPROF_START_CGROUP, cg, "", 0, 1));
+	ASSERT_EQ(0, start_filtered(self->fd, UWPROF_START_CGROUP, cg, "", 0, 0));
+	close(cg);
+	/* The module holds the cgroup, not the fd. */
+	uwt_sleep_ms(50);
+	EXPECT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
+	/* A file in the cgroup's directory is not the directory. */
+	ASSERT_LT(snprintf(gone, sizeof(gone), "%s/cgroup.procs", path),
+		  (int)sizeof(gone));
+	fd = open(gone, O_RDONLY | O_CLOEXEC);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(-EBADF, start_filtered(self->fd, UWPROF_START_CGROUP, fd, "", 0, 0));
+	close(fd);
+	/* O_PATH, as the comment in the header allows, with a comm too. */
+	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(0, stop_if(self->fd, start_filtered(self->fd,
+			UWPROF_START_CGROUP | UWPROF_START_COMM, fd, "x", 1, 0)));
+	close(fd);
+
+	ASSERT_LT(snprintf(gone, sizeof(gone), "%s/removed", path),
+		  (int)sizeof(gone));
+	ASSERT_EQ(0, mkdir(gone, 0755));
+	fd = open(gone, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, rmdir(gone));
+	EXPECT_EQ(-ENOENT, start_filtered(self->fd, UWPROF_START_CGROUP, fd, "", 0, 0));
+	close(fd);
+	EXPECT_EQ(0, uwt_cgroup_remove(path));
+}
+
+/* A caller built before the filters (a 48-byte struct) still starts. */
+TEST_F(dev, start_struct_before_filters)
+{
+	struct uwprof_start a = {
+		.size = offsetof(struct uwprof_start, cgroup_fd),
+		.flags = UWPROF_START_SYSTEM_WIDE | UWPROF_START_CPU_CLOCK,
+		.freq_hz = 100,
+		.max_depth = 16,
+	};
+
+	EXPECT_EQ(48, a.size);
+	EXPECT_EQ(0, uwt_ioctl(self->fd, _IOW(UWPROF_IOC_MAGIC, 0x05, char[48]), &a));
+	EXPECT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
+	/* Its filter flags without their fields are still checked. */
+	a.flags |= UWPROF_START_COMM;
+	EXPECT_EQ(-EINVAL, uwt_ioctl(self->fd, UWPROF_IOC_START, &a));
 }
 
 TEST_F(dev, mmap_layout)

@@ -6,7 +6,9 @@
  * taken in chain_leaf must carry exactly that chain up to main. Also:
  * kernel frames come first when asked for, processes without mappings
  * produce UNKNOWN_MAP records, and exit and exec drop a process's mappings
- * with an EXIT record.
+ * with an EXIT record. Several sessions sample at once, each complete and
+ * with its own exact accounting, within one CPU budget; the cgroup and
+ * comm filters leave out every task outside them.
  *
  * Run from the directory holding uwprof_chain, uwprof_chain.blob and
  * uwprof_chain.syms (the build's OUT).
@@ -14,7 +16,9 @@
 #include "uwprof_test.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
 
 #include "uwprof_harness.h"
 
@@ -147,12 +151,23 @@ FIXTURE(sampling) {
 	struct tally t;
 	struct uwt_blob blob;
 	unsigned long long saved_pct;	/* cpu_max_percent to restore, or 0 */
+	/* A second session and more processes, for the tests that use them. */
+	int fd2;
+	struct uwt_rings r2;
+	pid_t more[3];
+	char cgroup[PATH_MAX];		/* to remove at the end, or "" */
 };
 
 FIXTURE_SETUP(sampling)
 {
 	const char *why = NULL;
+	int i;
 
+	self->fd2 = -1;
+	self->r2.base = NULL;
+	for (i = 0; i < 3; i++)
+		self->more[i] = -1;
+	self->cgroup[0] = 0;
 	self->child = -1;
 	self->r.base = NULL;
 	self->blob.data = NULL;
@@ -173,12 +188,21 @@ FIXTURE_SETUP(sampling)
 
 FIXTURE_TEARDOWN(sampling)
 {
+	int i;
+
 	if (self->saved_pct)
 		uwt_param("cpu_max_percent", &self->saved_pct, true);
 	uwt_rings_unmap(&self->r);
+	uwt_rings_unmap(&self->r2);
 	uwt_reap(self->child);
+	for (i = 0; i < 3; i++)
+		uwt_reap(self->more[i]);
 	if (self->fd >= 0)
 		close(self->fd);
+	if (self->fd2 >= 0)
+		close(self->fd2);
+	if (self->cgroup[0])
+		uwt_cgroup_remove(self->cgroup);
 	free(self->blob.data);
 }
 
@@ -447,6 +471,432 @@ TEST_F(sampling, nmi_samples)
 	ASSERT_GE(self->t.leaf, 100)
 		TH_LOG("too few samples in chain_leaf to judge");
 	EXPECT_GE(self->t.exact * 100, self->t.leaf * 99);
+}
+
+/* 'n' sessions read at once for 'ms', then all stopped and drained. */
+static int run_n(int n, int fd[], struct uwt_rings *r[],
+		 struct uwt_reader *rd[], long ms)
+{
+	struct pollfd p[4];
+	struct timespec t0;
+	int i, ret;
+
+	for (i = 0; i < n; i++) {
+		ret = uwt_rings_map(fd[i], r[i]);
+		if (ret)
+			return ret;
+		p[i].fd = fd[i];
+		p[i].events = POLLIN;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		poll(p, n, 100);
+		for (i = 0; i < n; i++)
+			uwt_rings_drain(r[i], rd[i]);
+	} while ((long)elapsed_ms(&t0) < ms);
+	for (i = 0; i < n; i++) {
+		ret = uwt_ioctl(fd[i], UWPROF_IOC_STOP, NULL);
+		if (ret)
+			return ret;
+		uwt_rings_drain(r[i], rd[i]);
+	}
+	return 0;
+}
+
+static int run_two(int fd[2], struct uwt_rings *r[2], struct uwt_reader *rd[2],
+		   long ms)
+{
+	return run_n(2, fd, r, rd, ms);
+}
+
+/*
+ * The accounting identities of struct uwprof_stats, exactly, for one
+ * session after STOP and its last drain.
+ */
+static void check_session(struct __test_metadata *_metadata, int fd,
+			  struct uwt_rings *r, const struct uwt_reader *rd,
+			  const char *name, struct uwprof_stats *out)
+{
+	struct uwprof_stats st;
+
+	ASSERT_EQ(0, uwt_stats(fd, &st));
+	*out = st;
+	TH_LOG("%s: events %llu, samples %llu (%llu in NMI), lost %llu (samples %llu), skipped: filter %llu, throttle %llu; read: samples %llu, lost %llu",
+	       name, st.events, st.samples, st.nmi_samples, st.lost,
+	       st.lost_samples, st.skipped_filter, st.skipped_throttle,
+	       (unsigned long long)rd->c.samples,
+	       (unsigned long long)rd->c.lost);
+	EXPECT_EQ(0, rd->c.bad);
+	EXPECT_EQ(st.events, st.samples + st.lost_samples +
+		  uwt_events_skipped(&st));
+	EXPECT_EQ(st.lost, uwt_ctl_lost(r));
+	EXPECT_EQ(st.lost, rd->c.lost);
+	EXPECT_LE(st.lost_samples, st.lost);
+	EXPECT_EQ(st.samples, rd->c.samples);
+}
+
+/* Pins 'pid' to CPU 0, where injected NMIs arrive. */
+static int pin_cpu0(pid_t pid)
+{
+	cpu_set_t cpu0;
+
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	return sched_setaffinity(pid, sizeof(cpu0), &cpu0);
+}
+
+/*
+ * Two sessions sample the same process at once, as an always-on agent
+ * beside an ad-hoc recording: each uploads its own table and mappings,
+ * gets the complete chain in 99% of its leaf samples and accounts for
+ * every event of its own. With injected NMIs (pinned to CPU 0) the NMI
+ * handler samples both, also inside either session's cpu-clock handler.
+ */
+TEST_F(sampling, two_sessions)
+{
+	const char *why = NULL, *nmi = getenv("UWPROF_TEST_NMI");
+	struct uwt_reader *rd2 = calloc(1, sizeof(*rd2));
+	struct tally t2 = {};
+	struct uwt_rings *rs[2] = { &self->r, &self->r2 };
+	struct uwt_reader *rds[2] = { &self->rd, rd2 };
+	int fds[2];
+	uint32_t pid;
+	int i;
+
+	ASSERT_NE(NULL, rd2);
+	self->fd2 = uwt_open(&why);
+	ASSERT_GE(self->fd2, 0) TH_LOG("second open: %s", why);
+	fds[0] = self->fd;
+	fds[1] = self->fd2;
+	memcpy(t2.fn, self->t.fn, sizeof(t2.fn));
+	rd2->on_sample = on_sample;
+	rd2->on_exit = on_exit_rec;
+	rd2->priv = &t2;
+	self->child = uwt_spawn(CHAIN, "60");
+	ASSERT_GT(self->child, 0);
+	pid = self->t.pid = t2.pid = self->child;
+	if (nmi && strcmp(nmi, "pmu"))
+		ASSERT_EQ(0, pin_cpu0(self->child));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, upload_chain(fds[i], self->child, &self->blob));
+	ASSERT_EQ(0, uwt_start(fds[0], UWPROF_START_CPU_CLOCK, 1000, 64, 0,
+			       &pid, 1));
+	ASSERT_EQ(0, uwt_start(fds[1], UWPROF_START_CPU_CLOCK, 997, 64, 0,
+			       &pid, 1));
+	ASSERT_EQ(0, run_two(fds, rs, rds, 4000));
+	for (i = 0; i < 2; i++) {
+		struct tally *t = i ? &t2 : &self->t;
+		struct uwprof_stats st;
+
+		check_session(_metadata, fds[i], rs[i], rds[i],
+			      i ? "second" : "first", &st);
+		if (nmi && strcmp(nmi, "pmu"))
+			EXPECT_GT(st.nmi_samples, 0);
+		TH_LOG("session %d: %llu samples, %llu of the target in chain_leaf, %llu exact",
+		       i + 1, (unsigned long long)t->samples,
+		       (unsigned long long)t->leaf,
+		       (unsigned long long)t->exact);
+		EXPECT_EQ(0, t->other_pid);
+		EXPECT_EQ(0, t->bad_user);
+		EXPECT_GE(t->leaf, 100);
+		EXPECT_GE(t->exact * 100, t->leaf * 99);
+	}
+	free(rd2);
+}
+
+/* Of the events on the chain, the share skipped over the budget, in %. */
+static uint64_t throttled_pct(const struct uwprof_stats *st)
+{
+	uint64_t judged = st->samples + st->lost_samples + st->skipped_throttle;
+
+	return judged ? st->skipped_throttle * 100 / judged : 0;
+}
+
+/*
+ * Sessions share one walk budget per CPU. At cpu_max_percent 1, two
+ * sessions sample the chain (pinned to one CPU) at 20 kHz, more than the
+ * share allows, and a third at 100 Hz, which alone stays within it (at
+ * most a fifth of its samples skipped). Once the fast ones used up a
+ * window's share, every session is skipped for the rest of the window,
+ * so the slow session is skipped in the part of each window that comes
+ * after: at least 10 points more often than alone is asked. With a
+ * budget per session it would be skipped as rarely as alone. (The fast
+ * sessions' own rate is no yardstick: their events crowd the end of a
+ * window, once their walks no longer hold the CPU.)
+ */
+TEST_F(sampling, cpu_budget_shared)
+{
+	struct uwt_reader *rd[3] = { &self->rd };
+	struct uwt_rings r3 = {}, *rs[3] = { &self->r, &self->r2, &r3 };
+	unsigned long long pct = 1;
+	struct uwprof_stats st[3];
+	const char *why = NULL;
+	uint64_t fast_pct, alone_pct;
+	uint32_t pid;
+	int fds[3], i;
+
+	ASSERT_EQ(0, uwt_param("cpu_max_percent", &self->saved_pct, false));
+	self->fd2 = uwt_open(&why);
+	ASSERT_GE(self->fd2, 0) TH_LOG("second open: %s", why);
+	fds[0] = self->fd;
+	fds[1] = self->fd2;
+	fds[2] = uwt_open(&why);
+	ASSERT_GE(fds[2], 0) TH_LOG("third open: %s", why);
+	for (i = 1; i < 3; i++) {
+		rd[i] = calloc(1, sizeof(*rd[i]));
+		ASSERT_NE(NULL, rd[i]);
+	}
+	self->child = uwt_spawn(CHAIN, "60");
+	ASSERT_GT(self->child, 0);
+	pid = self->t.pid = self->child;
+	ASSERT_EQ(0, pin_cpu0(self->child));
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, upload_chain(fds[i], self->child, &self->blob));
+	ASSERT_EQ(0, uwt_param("cpu_max_percent", &pct, true));
+
+	ASSERT_EQ(0, uwt_start(fds[0], UWPROF_START_CPU_CLOCK, 100, 64, 0,
+			       &pid, 1));
+	ASSERT_EQ(0, run_for(fds[0], &self->r, &self->rd, 2000));
+	check_session(_metadata, fds[0], rs[0], rd[0], "100 Hz alone", &st[0]);
+	TH_LOG("100 Hz alone: %llu%% skipped over the budget",
+	       (unsigned long long)throttled_pct(&st[0]));
+	ASSERT_GE(st[0].samples, 50);
+	alone_pct = throttled_pct(&st[0]);
+	EXPECT_LE(alone_pct, 20);
+	uwt_rings_unmap(&self->r);
+	memset(&self->rd.c, 0, sizeof(self->rd.c));
+
+	ASSERT_EQ(0, uwt_start(fds[0], UWPROF_START_CPU_CLOCK, 100, 64, 0,
+			       &pid, 1));
+	for (i = 1; i < 3; i++)
+		ASSERT_EQ(0, uwt_start(fds[i], UWPROF_START_CPU_CLOCK, 20000,
+				       64, 0, &pid, 1));
+	ASSERT_EQ(0, run_n(3, fds, rs, rd, 3000));
+	for (i = 0; i < 3; i++)
+		check_session(_metadata, fds[i], rs[i], rd[i],
+			      i ? "20 kHz" : "100 Hz", &st[i]);
+	fast_pct = (st[1].skipped_throttle + st[2].skipped_throttle) * 100 /
+		   (st[1].samples + st[1].skipped_throttle +
+		    st[2].samples + st[2].skipped_throttle + 1);
+	TH_LOG("together: 100 Hz %llu%% skipped, 20 kHz %llu%% and %llu%% (%llu%% of both)",
+	       (unsigned long long)throttled_pct(&st[0]),
+	       (unsigned long long)throttled_pct(&st[1]),
+	       (unsigned long long)throttled_pct(&st[2]),
+	       (unsigned long long)fast_pct);
+	ASSERT_GE(fast_pct, 30)
+		TH_LOG("the fast sessions' walks did not use up the share: nothing to judge");
+	EXPECT_GE(st[0].samples + st[0].skipped_throttle, 100);
+	EXPECT_GE(throttled_pct(&st[0]), alone_pct + 10);
+	uwt_rings_unmap(&r3);
+	close(fds[2]);
+	for (i = 1; i < 3; i++)
+		free(rd[i]);
+}
+
+/* Samples by thread, for the filter tests. */
+struct who_tally {
+	uint32_t id[3];		/* tids (of single-threaded processes: pids) */
+	uint64_t n[3];
+	uint64_t first_ns[3];	/* the earliest sample of each */
+	uint32_t threads_of;	/* a process whose other threads count... */
+	uint64_t threads;	/* ... here */
+	uint64_t other;		/* of anything else */
+	uint32_t other_id;
+};
+
+static void on_who_sample(const struct uwprof_rec_sample *s, uint32_t ring,
+			  void *priv)
+{
+	struct who_tally *w = priv;
+	uint32_t id = s->tid;
+	int i;
+
+	(void)ring;
+	if (w->threads_of && s->pid == w->threads_of && s->tid != s->pid) {
+		w->threads++;
+		return;
+	}
+	for (i = 0; i < 3; i++) {
+		if (w->id[i] && w->id[i] == id) {
+			if (!w->n[i]++ || s->time_ns < w->first_ns[i])
+				w->first_ns[i] = s->time_ns;
+			return;
+		}
+	}
+	w->other++;
+	w->other_id = id;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * The cgroup filter: of three spinning processes, one is moved into a
+ * fresh cgroup v2 directory before START, one after, and one never. Only
+ * the first two are sampled, the second only from its move on; the
+ * cgroup's fd is closed right after START.
+ */
+TEST_F(sampling, cgroup_filter)
+{
+	struct uwprof_start a = { .size = sizeof(a) };
+	struct who_tally w = {};
+	struct uwprof_stats st;
+	uint64_t moved;
+	int cg, ret, i;
+
+	ret = uwt_cgroup_make("uwprof-sampling", self->cgroup,
+			      sizeof(self->cgroup));
+	if (ret) {
+		self->cgroup[0] = 0;
+		SKIP(return, "no cgroup v2 hierarchy: %s", strerror(-ret));
+	}
+	for (i = 0; i < 3; i++) {
+		self->more[i] = uwt_spinner();
+		ASSERT_GT(self->more[i], 0);
+		w.id[i] = self->more[i];
+	}
+	ASSERT_EQ(0, uwt_cgroup_enter(self->cgroup, self->more[0]));
+	cg = open(self->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_GE(cg, 0);
+	a.flags = UWPROF_START_SYSTEM_WIDE | UWPROF_START_CGROUP |
+		  UWPROF_START_CPU_CLOCK;
+	a.freq_hz = 1000;
+	a.max_depth = 16;
+	a.cgroup_fd = cg;
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_START, &a));
+	close(cg);
+	self->rd.on_sample = on_who_sample;
+	self->rd.on_exit = NULL;
+	self->rd.priv = &w;
+	ASSERT_EQ(0, uwt_rings_map(self->fd, &self->r));
+	uwt_sleep_ms(1000);
+	uwt_rings_drain(&self->r, &self->rd);
+	moved = mono_ns();
+	ASSERT_EQ(0, uwt_cgroup_enter(self->cgroup, self->more[1]));
+	uwt_sleep_ms(1500);
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
+	uwt_rings_drain(&self->r, &self->rd);
+	TH_LOG("inside from the start %llu samples, moved in %llu (first %lld us after the move), never inside %llu, others %llu (last %u)",
+	       (unsigned long long)w.n[0], (unsigned long long)w.n[1],
+	       w.n[1] ? (long long)(w.first_ns[1] - moved) / 1000 : -1LL,
+	       (unsigned long long)w.n[2], (unsigned long long)w.other,
+	       w.other_id);
+	check_session(_metadata, self->fd, &self->r, &self->rd, "cgroup", &st);
+	EXPECT_GE(w.n[0], 100);
+	EXPECT_GE(w.n[1], 50);
+	EXPECT_GE(w.first_ns[1], moved);
+	EXPECT_EQ(0, w.n[2]);
+	EXPECT_EQ(0, w.other);
+	EXPECT_GT(st.skipped_filter, 0);
+}
+
+struct spin_name {
+	const char *name;
+	int ready;		/* fd: a byte once the name is set */
+};
+
+/* Names its thread, says so, spins. */
+static void *spin_named_main(void *arg)
+{
+	const struct spin_name *n = arg;
+	volatile unsigned long x = 0;
+
+	prctl(PR_SET_NAME, n->name);
+	if (write(n->ready, "r", 1) != 1)
+		_exit(1);
+	for (;;)
+		x++;
+	return NULL;
+}
+
+/*
+ * A process whose main thread spins named 'main_name', with a second
+ * spinning thread named 'thread_name' unless NULL. Returns its pid once
+ * the last name is set.
+ */
+static pid_t spin_named(const char *main_name, const char *thread_name)
+{
+	struct spin_name n;
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid) {
+		close(p[1]);
+		if (pid < 0 || read(p[0], &c, 1) != 1) {
+			uwt_reap(pid);
+			pid = -1;
+		}
+		close(p[0]);
+		return pid;
+	}
+	close(p[0]);
+	n.ready = p[1];
+	if (thread_name) {
+		volatile unsigned long x = 0;
+		pthread_t th;
+
+		prctl(PR_SET_NAME, main_name);
+		n.name = thread_name;
+		if (pthread_create(&th, NULL, spin_named_main, &n))
+			_exit(1);
+		for (;;)
+			x++;
+	}
+	n.name = main_name;
+	spin_named_main(&n);
+	_exit(0);
+}
+
+/*
+ * The comm filter compares each thread's own name: a process named
+ * "uwt-yes", one named "uwt-no", and one named "uwt-no" with a thread
+ * "uwt-yes". Only the first process and that thread are sampled.
+ */
+TEST_F(sampling, comm_filter)
+{
+	struct uwprof_start a = { .size = sizeof(a) };
+	struct who_tally w = {};
+	struct uwprof_stats st;
+	int i;
+
+	self->more[0] = spin_named("uwt-yes", NULL);
+	self->more[1] = spin_named("uwt-no", NULL);
+	self->more[2] = spin_named("uwt-no", "uwt-yes");
+	for (i = 0; i < 3; i++) {
+		ASSERT_GT(self->more[i], 0);
+		w.id[i] = self->more[i];
+	}
+	a.flags = UWPROF_START_SYSTEM_WIDE | UWPROF_START_COMM |
+		  UWPROF_START_CPU_CLOCK;
+	a.freq_hz = 1000;
+	a.max_depth = 16;
+	strcpy(a.comm, "uwt-yes");
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_START, &a));
+	w.threads_of = self->more[2];
+	self->rd.on_sample = on_who_sample;
+	self->rd.on_exit = NULL;
+	self->rd.priv = &w;
+	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 2500));
+	TH_LOG("uwt-yes %llu samples, uwt-no %llu, the mixed process's main thread (uwt-no) %llu, its uwt-yes thread %llu, others %llu (last tid %u)",
+	       (unsigned long long)w.n[0], (unsigned long long)w.n[1],
+	       (unsigned long long)w.n[2], (unsigned long long)w.threads,
+	       (unsigned long long)w.other, w.other_id);
+	check_session(_metadata, self->fd, &self->r, &self->rd, "comm", &st);
+	EXPECT_GE(w.n[0], 100);
+	EXPECT_EQ(0, w.n[1]);
+	EXPECT_EQ(0, w.n[2]);
+	EXPECT_GE(w.threads, 100);
+	EXPECT_EQ(0, w.other);
+	EXPECT_GT(st.skipped_filter, 0);
 }
 
 /* A process that spends its time in system calls. */
@@ -762,6 +1212,61 @@ TEST_F(sampling, hold_exec_until_upload)
 TEST_F(sampling, hold_exec_time_limit)
 {
 	hold_exec(_metadata, self, false);
+}
+
+/*
+ * Two sessions hold the same process at its exec: it stays stopped until
+ * both readers answered, and each session gets its EXIT record.
+ */
+TEST_F(sampling, hold_exec_two_sessions)
+{
+	struct uwprof_map m = {
+		.start = 0x10000, .end = 0x20000, .flags = UWPROF_MAP_NO_TABLE,
+	};
+	struct uwt_reader *rd2 = calloc(1, sizeof(*rd2));
+	struct uwt_rings *rs[2] = { &self->r, &self->r2 };
+	struct uwt_reader *rds[2] = { &self->rd, rd2 };
+	struct tally t2 = {};
+	const char *why = NULL;
+	int go, status, fds[2], i;
+	uint32_t pid;
+	char c = 0;
+
+	ASSERT_NE(NULL, rd2);
+	self->fd2 = uwt_open(&why);
+	ASSERT_GE(self->fd2, 0) TH_LOG("second open: %s", why);
+	fds[0] = self->fd;
+	fds[1] = self->fd2;
+	rd2->on_sample = on_sample;
+	rd2->on_exit = on_exit_rec;
+	rd2->priv = &t2;
+	self->child = spawn_exec_on_go("1", &go);
+	ASSERT_GT(self->child, 0);
+	pid = self->t.pid = t2.pid = self->child;
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, uwt_maps_set(fds[i], pid, &m, 1));
+		ASSERT_EQ(0, uwt_start(fds[i], UWPROF_START_HOLD_EXEC, 1000, 32,
+				       0, &pid, 1));
+	}
+	ASSERT_EQ(1, write(go, &c, 1));
+	close(go);
+	ASSERT_TRUE(wait_stopped(pid, true, 5000))
+		TH_LOG("the child did not stop at its exec");
+	ASSERT_EQ(0, uwt_maps_set(fds[0], pid, &m, 1));
+	/* Well within the 500 ms the module holds a process at most. */
+	uwt_sleep_ms(100);
+	EXPECT_EQ('T', proc_state(pid))
+		TH_LOG("let go while the second session still held it");
+	ASSERT_EQ(0, uwt_maps_set(fds[1], pid, &m, 1));
+	EXPECT_TRUE(wait_stopped(pid, false, 5000))
+		TH_LOG("not let go once both answered");
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+	self->child = -1;
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_EQ(0, run_two(fds, rs, rds, 200));
+	EXPECT_EQ(1, self->t.exits[1]);
+	EXPECT_EQ(1, t2.exits[1]);
+	free(rd2);
 }
 
 /*

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -350,6 +351,85 @@ static inline void uwt_sleep_ms(long ms)
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+/* ---- cgroup v2 ---- */
+
+/*
+ * The cgroup v2 hierarchy's mount point, into root[len]. The guests' init
+ * mounts none: then it is mounted at /sys/fs/cgroup. Returns 0 or -errno.
+ */
+static inline int uwt_cgroup2_root(char *root, size_t len)
+{
+	char dir[PATH_MAX], type[64];
+	int ret = -ENOENT;
+	FILE *f;
+
+	f = fopen("/proc/self/mounts", "re");
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%*s %4095s %63s %*[^\n]", dir, type) == 2) {
+		if (!strcmp(type, "cgroup2")) {
+			snprintf(root, len, "%s", dir);
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	if (!ret)
+		return 0;
+	if (mount("none", "/sys/fs/cgroup", "cgroup2", 0, NULL))
+		return -errno;
+	snprintf(root, len, "/sys/fs/cgroup");
+	return 0;
+}
+
+/* A new cgroup named 'name' (made unique by our pid) under the root. */
+static inline int uwt_cgroup_make(const char *name, char *path, size_t len)
+{
+	char root[PATH_MAX];
+	int ret = uwt_cgroup2_root(root, sizeof(root));
+
+	if (ret)
+		return ret;
+	if (snprintf(path, len, "%s/%s-%d", root, name, (int)getpid()) >= (int)len)
+		return -ENAMETOOLONG;
+	return mkdir(path, 0755) && errno != EEXIST ? -errno : 0;
+}
+
+/* Moves process 'pid' (all its threads) into the cgroup at 'path'. */
+static inline int uwt_cgroup_enter(const char *path, pid_t pid)
+{
+	char fn[PATH_MAX + 16];
+	int fd, ret = 0;
+
+	snprintf(fn, sizeof(fn), "%s/cgroup.procs", path);
+	fd = open(fn, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (dprintf(fd, "%d\n", (int)pid) < 0)
+		ret = -errno;
+	if (close(fd) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+/*
+ * Removes a cgroup its processes left (reaped processes leave it at once,
+ * but give the kernel a moment).
+ */
+static inline int uwt_cgroup_remove(const char *path)
+{
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (!rmdir(path) || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			break;
+		usleep(10000);
+	}
+	return -errno;
 }
 
 /* ---- sampling and rings ---- */

@@ -12,6 +12,11 @@
  *	uwprof_stress hotplug CYCLES		CPU offline/online while sampling
  *	uwprof_stress overflow SECONDS		a reader that stops reading
  *	uwprof_stress memcap			uploads beyond table_mem_max
+ *	uwprof_stress sessions CYCLES CHAIN BLOB	sessions started, read,
+ *						stopped and closed by several
+ *						threads at once while
+ *						processes churn, then a normal
+ *						recording of CHAIN
  *
  * Each prints TAP lines ("ok N - ..." / "not ok N - ...") with the figure
  * it measured (calls, processes, cycles, seconds) and exits non-zero when
@@ -165,7 +170,7 @@ static bool errno_documented(int e)
 	switch (e) {
 	case 0: case EINVAL: case E2BIG: case EFAULT: case ENOMEM: case ENOSPC:
 	case ENOENT: case EEXIST: case EBUSY: case EPERM: case EOPNOTSUPP:
-	case ENOTTY:
+	case ENOTTY: case EBADF:
 		return true;
 	}
 	return false;
@@ -700,6 +705,7 @@ struct churn_worker {
 	double t_fork, t_upload, t_run;	/* seconds in each phase of a child */
 	uint64_t *next_id;		/* shared, under id_lock */
 	pthread_mutex_t *id_lock;
+	const volatile int *stop;	/* set: stop early (NULL: run 'todo') */
 };
 
 static void *churn_worker_main(void *arg)
@@ -709,7 +715,7 @@ static void *churn_worker_main(void *arg)
 		.start = 0x400000, .end = 0x500000, .bias = 0x3ff000,
 	};
 
-	while (w->done < w->todo) {
+	while (w->done < w->todo && !(w->stop && *w->stop)) {
 		enum churn_kind k = w->done % CHURN__N;
 		double t0 = uwg_now_s(), t1, t2;
 		int go[2], wst;
@@ -1246,6 +1252,322 @@ static int cmd_memcap(int argc, char **argv)
 	return tap_status();
 }
 
+/* ---- several sessions at once ---- */
+
+/* What every session thread may use. */
+struct sess_shared {
+	uint32_t caps;
+	uint32_t spin_pid;	/* a spinner, for pid-filtered sessions */
+	int cgroup_fd;		/* a cgroup the spinner is in, or -1 */
+	uint64_t cycles;	/* per thread */
+};
+
+struct sess_thread {
+	pthread_t th;
+	const struct sess_shared *sh;
+	uint64_t seed;
+	uint64_t cycles, started, closed_sampling, start_err, busy_err;
+	uint64_t bad_identity, bad_records, samples, lost, throttled;
+	int last_err;
+	char why[200];		/* the last identity failure */
+	struct uwt_reader *rd;
+};
+
+/* START of a random session; returns 0 or -errno, 'a' as used. */
+static int sess_start(int fd, const struct sess_shared *sh, uint64_t *st,
+		      struct uwprof_start *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->flags = UWPROF_START_CPU_CLOCK;
+	a->freq_hz = 100 + rnd_below(st, 4900);
+	a->max_depth = 1 + rnd_below(st, 64);
+	if (rnd_below(st, 3)) {
+		a->flags |= UWPROF_START_SYSTEM_WIDE;
+	} else {
+		a->nr_pids = 1;
+		a->pids = (uintptr_t)&sh->spin_pid;
+	}
+	if (rnd_below(st, 4) == 0 && sh->cgroup_fd >= 0) {
+		a->flags |= UWPROF_START_CGROUP;
+		a->cgroup_fd = sh->cgroup_fd;
+	}
+	if (rnd_below(st, 4) == 0) {
+		a->flags |= UWPROF_START_COMM;
+		strcpy(a->comm, rnd_below(st, 2) ? "churn_exit" : "uwprof_stress");
+	}
+	if (rnd_below(st, 3) == 0)
+		a->flags |= UWPROF_START_SNAPSHOT;
+	if (rnd_below(st, 4) == 0 && (sh->caps & UWPROF_CAP_OFF_CPU)) {
+		a->flags |= UWPROF_START_OFF_CPU;
+		a->off_cpu_min_ns = rnd_below(st, 1000000);
+	}
+	if (rnd_below(st, 4) == 0 && (sh->caps & UWPROF_CAP_KERNEL_STACK))
+		a->flags |= UWPROF_START_KERNEL_STACK;
+	/* One page overflows at once; it holds no snapshot or kernel stack. */
+	if (!(a->flags & (UWPROF_START_SNAPSHOT | UWPROF_START_KERNEL_STACK)) &&
+	    rnd_below(st, 3) == 0)
+		a->ring_pages = 1;
+	return uwt_ioctl(fd, UWPROF_IOC_START, a);
+}
+
+/*
+ * The identities of struct uwprof_stats for one stopped and drained
+ * session; off-CPU samples are records the reader counts as samples.
+ */
+static void sess_judge(struct sess_thread *t, int fd, struct uwt_rings *r)
+{
+	const struct uwt_counts *c = &t->rd->c;
+	struct uwprof_stats st;
+
+	if (uwt_stats(fd, &st)) {
+		t->bad_identity++;
+		snprintf(t->why, sizeof(t->why), "STATS failed");
+		return;
+	}
+	t->samples += st.samples;
+	t->lost += st.lost;
+	t->throttled += st.skipped_throttle;
+	t->bad_records += c->bad;
+	if (st.events != st.samples + st.lost_samples + uwt_events_skipped(&st) ||
+	    c->samples != st.samples + st.off_cpu_samples ||
+	    c->lost != st.lost || uwt_ctl_lost(r) != st.lost) {
+		t->bad_identity++;
+		snprintf(t->why, sizeof(t->why),
+			 "events %llu samples %llu lost %llu/%llu skipped %llu; read samples %llu lost %llu; rings lost %llu",
+			 st.events, st.samples, st.lost, st.lost_samples,
+			 (unsigned long long)uwt_events_skipped(&st),
+			 (unsigned long long)c->samples,
+			 (unsigned long long)c->lost,
+			 (unsigned long long)uwt_ctl_lost(r));
+	}
+}
+
+/*
+ * One session's life: open, a table, START, read for 20 to 200 ms, then
+ * either close while sampling or STOP, judge, try a START while the rings
+ * are still mapped (EBUSY), and close.
+ */
+static void sess_cycle(struct sess_thread *t, uint64_t *st)
+{
+	struct pollfd p = { .events = POLLIN };
+	struct uwprof_start a;
+	struct uwt_rings r;
+	double until;
+	int fd, ret;
+
+	fd = uwg_open();
+	uwg_add_synthetic(fd, 1, 64);
+	ret = sess_start(fd, t->sh, st, &a);
+	if (ret) {
+		t->start_err++;
+		t->last_err = -ret;
+		close(fd);
+		return;
+	}
+	t->started++;
+	memset(&t->rd->c, 0, sizeof(t->rd->c));
+	if (uwt_rings_map(fd, &r)) {
+		t->start_err++;
+		close(fd);
+		return;
+	}
+	p.fd = fd;
+	until = uwg_now_s() + (20 + rnd_below(st, 180)) / 1e3;
+	while (uwg_now_s() < until) {
+		poll(&p, 1, 10);
+		uwt_rings_drain(&r, t->rd);
+	}
+	if (rnd_below(st, 8) == 0) {
+		t->closed_sampling++;
+	} else if (uwt_ioctl(fd, UWPROF_IOC_STOP, NULL)) {
+		t->bad_identity++;
+		snprintf(t->why, sizeof(t->why), "STOP failed");
+	} else {
+		uwt_rings_drain(&r, t->rd);
+		sess_judge(t, fd, &r);
+		if (rnd_below(st, 4) == 0 &&
+		    uwt_ioctl(fd, UWPROF_IOC_START, &a) != -EBUSY)
+			t->busy_err++;
+	}
+	uwt_rings_unmap(&r);
+	close(fd);
+}
+
+static void *sess_main(void *arg)
+{
+	struct sess_thread *t = arg;
+	uint64_t st = t->seed;
+
+	t->rd = calloc(1, sizeof(*t->rd));
+	if (!t->rd)
+		return NULL;
+	for (t->cycles = 0; t->cycles < t->sh->cycles; t->cycles++)
+		sess_cycle(t, &st);
+	free(t->rd);
+	return NULL;
+}
+
+/* A spinner in a fresh cgroup, and its directory's fd (-1 without). */
+static int sess_cgroup(pid_t spin, char *path, size_t len)
+{
+	int fd;
+
+	if (uwt_cgroup_make("uwprof-stress", path, len) ||
+	    uwt_cgroup_enter(path, spin)) {
+		path[0] = 0;
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd;
+}
+
+/* The processes that churn while the sessions come and go. */
+struct sess_churn {
+	struct churn_image img;
+	struct churn_worker w[2];
+	pthread_mutex_t id_lock;
+	uint64_t next_id;
+	volatile int stop;
+	int fd;
+};
+
+static int sess_churn_start(struct sess_churn *c, const char *exec_path)
+{
+	int i;
+
+	memset(c, 0, sizeof(*c));
+	pthread_mutex_init(&c->id_lock, NULL);
+	c->next_id = 1000;
+	if (churn_image_open(&c->img, exec_path, true))
+		return -1;
+	c->fd = uwg_open();
+	if (uwg_add_synthetic(c->fd, c->next_id, 256))
+		return -1;
+	for (i = 0; i < 2; i++) {
+		c->w[i].fd = c->fd;
+		c->w[i].img = &c->img;
+		c->w[i].todo = UINT64_MAX;
+		c->w[i].next_id = &c->next_id;
+		c->w[i].id_lock = &c->id_lock;
+		c->w[i].stop = &c->stop;
+		pthread_create(&c->w[i].th, NULL, churn_worker_main, &c->w[i]);
+	}
+	return 0;
+}
+
+/* Stops the churn: returns the processes it ran, 'bad' its failures. */
+static uint64_t sess_churn_stop(struct sess_churn *c, uint64_t *bad)
+{
+	uint64_t done = 0;
+	int i;
+
+	c->stop = 1;
+	*bad = 0;
+	for (i = 0; i < 2; i++) {
+		pthread_join(c->w[i].th, NULL);
+		done += c->w[i].done;
+		*bad += c->w[i].child_err + c->w[i].upload_err + c->w[i].table_err;
+	}
+	close(c->img.fd);
+	close(c->fd);
+	return done;
+}
+
+/*
+ * sessions CYCLES CHAIN BLOB [exec=PATH]: three threads each run CYCLES
+ * sessions of random kinds (system-wide or one pid, cgroup and comm
+ * filters, snapshots, off-CPU, kernel stacks, tiny rings) while two
+ * threads fork processes that exit, exec PATH or start threads, their
+ * mappings uploaded by a session of their own. Every stopped session's
+ * identities must hold exactly; afterwards a normal recording of CHAIN
+ * still gets complete stacks.
+ */
+static int cmd_sessions(int argc, char **argv)
+{
+	uint64_t cycles = argc > 2 ? strtoull(argv[2], NULL, 0) : 100;
+	struct uwprof_version v = { .size = sizeof(v) };
+	uint64_t started = 0, closed = 0, start_err = 0, busy_err = 0;
+	uint64_t bad = 0, bad_rec = 0, samples = 0, lost = 0, thr = 0;
+	uint64_t procs, churn_bad;
+	struct sess_shared sh = { .cycles = cycles };
+	struct sess_thread th[3];
+	struct sess_churn churn;
+	char cgpath[PATH_MAX];
+	pid_t spin;
+	double t0;
+	int fd, i;
+
+	if (argc < 5) {
+		fprintf(stderr, "sessions: CYCLES CHAIN BLOB [exec=PATH]\n");
+		return 2;
+	}
+	fd = uwg_open();
+	i = uwt_ioctl(fd, UWPROF_IOC_VERSION, &v);
+	tap(!i && (v.caps & UWPROF_CAP_SESSIONS),
+	    "sessions: the module samples several sessions at once (caps %#x)",
+	    v.caps);
+	close(fd);
+	sh.caps = v.caps;
+	spin = uwt_spinner();
+	sh.spin_pid = spin;
+	sh.cgroup_fd = sess_cgroup(spin, cgpath, sizeof(cgpath));
+	if (sh.cgroup_fd < 0)
+		diag("sessions: no cgroup v2 hierarchy: no cgroup-filtered sessions");
+	if (sess_churn_start(&churn, argc > 5 && !strncmp(argv[5], "exec=", 5) ?
+			     argv[5] + 5 : "/proc/self/exe")) {
+		printf("Bail out! sessions: cannot start the churn\n");
+		return 1;
+	}
+	t0 = uwg_now_s();
+	for (i = 0; i < 3; i++) {
+		memset(&th[i], 0, sizeof(th[i]));
+		th[i].sh = &sh;
+		th[i].seed = 0x9e3779b97f4a7c15ULL * (i + 7) ^ (uint64_t)time(NULL);
+		pthread_create(&th[i].th, NULL, sess_main, &th[i]);
+	}
+	for (i = 0; i < 3; i++) {
+		pthread_join(th[i].th, NULL);
+		started += th[i].started;
+		closed += th[i].closed_sampling;
+		start_err += th[i].start_err;
+		busy_err += th[i].busy_err;
+		bad += th[i].bad_identity;
+		bad_rec += th[i].bad_records;
+		samples += th[i].samples;
+		lost += th[i].lost;
+		thr += th[i].throttled;
+		if (th[i].start_err)
+			diag("thread %d: last START error %s", i,
+			     strerror(th[i].last_err));
+		if (th[i].bad_identity)
+			diag("thread %d: %s", i, th[i].why);
+	}
+	procs = sess_churn_stop(&churn, &churn_bad);
+	tap(started == 3 * cycles && start_err == 0,
+	    "sessions: %llu sessions started by 3 threads at once in %.1f s (%llu START errors), %llu closed while sampling",
+	    (unsigned long long)started, uwg_now_s() - t0,
+	    (unsigned long long)start_err, (unsigned long long)closed);
+	tap(bad == 0 && bad_rec == 0,
+	    "sessions: every stopped session's identities exact (%llu not; %llu malformed records); %llu samples, %llu lost, %llu skipped over the CPU share",
+	    (unsigned long long)bad, (unsigned long long)bad_rec,
+	    (unsigned long long)samples, (unsigned long long)lost,
+	    (unsigned long long)thr);
+	tap(busy_err == 0,
+	    "sessions: START with the last run's rings mapped is EBUSY (%llu not)",
+	    (unsigned long long)busy_err);
+	tap(procs > 0 && churn_bad == 0,
+	    "sessions: %llu processes churned meanwhile (%llu failures)",
+	    (unsigned long long)procs, (unsigned long long)churn_bad);
+	if (sh.cgroup_fd >= 0)
+		close(sh.cgroup_fd);
+	uwt_reap(spin);
+	if (cgpath[0])
+		uwt_cgroup_remove(cgpath);
+	normal_recording(argv[3], argv[4]);
+	return tap_status();
+}
+
 /* A churn child exec's this program with "exit". */
 int main(int argc, char **argv)
 {
@@ -1266,7 +1588,9 @@ int main(int argc, char **argv)
 		return cmd_overflow(argc, argv);
 	if (!strcmp(cmd, "memcap"))
 		return cmd_memcap(argc, argv);
-	fprintf(stderr, "usage: %s fuzz|churn|unload|hotplug|overflow|memcap ...\n",
+	if (!strcmp(cmd, "sessions"))
+		return cmd_sessions(argc, argv);
+	fprintf(stderr, "usage: %s fuzz|churn|unload|hotplug|overflow|memcap|sessions ...\n",
 		argv[0]);
 	return 2;
 }

@@ -21,6 +21,11 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
+/*
+ * Changes only when a caller built for the previous version would be
+ * misunderstood. Additions (flags, struct growth, record types) keep the
+ * version and say so with a UWPROF_CAP_* bit.
+ */
 #define UWPROF_ABI_VERSION	1
 
 /* ------------------------------------------------------------------------
@@ -175,24 +180,31 @@ struct uwprof_table_hdr {
  *   EINVAL  malformed: size below the struct's first version, unknown flag,
  *           reserved field set, value out of range, table blob or mapping
  *           list invalid (unsorted, overlapping, empty range, beyond user
- *           space), STOP when not sampling, RING_INFO/mmap without rings
+ *           space), a field whose flag is not set (not zero), a comm that
+ *           is empty or not NUL-padded, STOP when not sampling,
+ *           RING_INFO/mmap without rings
  *   E2BIG   a count above its UWPROF_MAX_* / UWPROF_TABLE_MAX_* limit, a
  *           blob larger than any valid table, a struct size above 4096, or
  *           non-zero bytes beyond the struct the module knows
  *   EFAULT  a pointer that cannot be read or written
+ *   EBADF   START with UWPROF_START_CGROUP and a cgroup_fd that is not an
+ *           open directory of the cgroup v2 hierarchy
  *   ENOMEM  out of kernel memory
  *   ENOSPC  TABLE_ADD or MAPS_SET would exceed the module's table_mem_max
  *           parameter (bytes of tables and mapping lists, all sessions)
  *   ENOENT  OBJECT_DEL / PROCESS_DEL of an unknown id or pid; MAPS_SET
- *           naming an object id that was not added
+ *           naming an object id that was not added; START with
+ *           UWPROF_START_CGROUP and a cgroup that was removed
  *   EEXIST  TABLE_ADD with an object id already in use
- *   EBUSY   START while this or another session samples, or while the
- *           previous run's rings are still mmapped
+ *   EBUSY   START while this session samples, or while its previous run's
+ *           rings are still mmapped
  *   EPERM   START with UWPROF_START_KERNEL_STACK for an opener that may
  *           not see kernel addresses
- *   EOPNOTSUPP  START with UWPROF_START_CYCLES and no hardware cycles event,
- *           or with UWPROF_START_MMAP where the module's probe cannot be
- *           placed (a kernel without kprobes or without perf_event_mmap)
+ *   EOPNOTSUPP  START with UWPROF_START_CYCLES and no hardware cycles
+ *           event, with UWPROF_START_OFF_CPU and no sched_switch
+ *           tracepoint, with UWPROF_START_CGROUP on a kernel without
+ *           cgroups, or with UWPROF_START_MMAP where the module's probe
+ *           cannot be placed (no kprobes, or no perf_event_mmap)
  *   ENOTTY  unknown command
  * Output-only structs (VERSION, STATS, RING_INFO) need only 'size' set
  * (at least 8); the module fills min(size, its sizeof) bytes, zeroes the
@@ -200,6 +212,15 @@ struct uwprof_table_hdr {
  * Tables, mappings and processes belong to the open file; closing it stops
  * sampling and frees them. After STOP the rings stay readable until the
  * next START or close.
+ *
+ * Sessions: every open file is a session of its own, and several may
+ * sample at once (UWPROF_CAP_SESSIONS; before it, a START while any other
+ * session sampled answered EBUSY). Each has its own perf events, filter,
+ * rings and statistics and sees none of another's tables or records. What
+ * they share are the module's limits: table_mem_max, and cpu_max_percent,
+ * one share of each CPU's time for the stack walks of every session
+ * together (samples over it are skipped_throttle in the session that
+ * would have taken them).
  * ------------------------------------------------------------------------
  */
 
@@ -208,6 +229,9 @@ struct uwprof_table_hdr {
 #define UWPROF_CAP_KERNEL_STACK	(1U << 1)	/* caller may see kernel addresses */
 #define UWPROF_CAP_SNAPSHOT	(1U << 2)	/* START takes UWPROF_START_SNAPSHOT */
 #define UWPROF_CAP_OFF_CPU	(1U << 3)	/* START takes UWPROF_START_OFF_CPU */
+#define UWPROF_CAP_SESSIONS	(1U << 4)	/* several sessions sample at once */
+#define UWPROF_CAP_CGROUP	(1U << 5)	/* START takes UWPROF_START_CGROUP */
+#define UWPROF_CAP_COMM		(1U << 6)	/* START takes UWPROF_START_COMM */
 #define UWPROF_CAP_MMAP		(1U << 7)	/* START takes UWPROF_START_MMAP */
 
 struct uwprof_version {
@@ -278,7 +302,10 @@ struct uwprof_process_del {
  * PROCESS_DEL for it, STOP, close, or 500 ms at the latest (then SIGCONT):
  * a reader that uploads every exec'd image at once (its EXIT record wakes
  * the reader) loses no sample of it. Meant for a command the reader
- * started; other processes see a stop and a continue.
+ * started; other processes see a stop and a continue. A process several
+ * sessions hold continues once the last of them let go (a session taking
+ * its hold sees the others': every hold of an exec is taken before any
+ * session's EXIT record of it is written).
  */
 #define UWPROF_START_HOLD_EXEC		(1U << 5)
 /*
@@ -302,6 +329,19 @@ struct uwprof_process_del {
  * stacks keep at most UWPROF_OFF_CPU_DEPTH user frames.
  */
 #define UWPROF_START_OFF_CPU		(1U << 7)
+/*
+ * Filters besides the pids. A task is sampled (on and off CPU) only when
+ * it passes every filter given: its tgid is in pids[] (unless
+ * UWPROF_START_SYSTEM_WIDE), and with these flags it is in the cgroup v2
+ * directory cgroup_fd names or below it, and its comm (the thread's name,
+ * as /proc/PID/task/TID/comm shows it) is 'comm'. Each sample checks the
+ * task as it is at that moment: a task moved into the cgroup, or renamed,
+ * is sampled from then on. Samples of other tasks count as
+ * skipped_filter. The EXIT and FORK records say which processes they
+ * are sent for.
+ */
+#define UWPROF_START_CGROUP		(1U << 8)
+#define UWPROF_START_COMM		(1U << 9)
 /*
  * UWPROF_REC_MMAP records for every executable mapping a traced process
  * makes (a file's code, the vDSO), written from the mmap itself: the reader
@@ -347,6 +387,19 @@ struct uwprof_start {
 	 * be 0 without the flag.
 	 */
 	__u64	off_cpu_min_ns;
+	/*
+	 * With UWPROF_START_CGROUP: an open file descriptor (O_RDONLY or
+	 * O_PATH) of a cgroup v2 directory; the module holds a reference on
+	 * the cgroup until the next START or close, so the caller may close
+	 * the fd after START. Must be 0 without the flag.
+	 */
+	__s32	cgroup_fd;
+	__u32	__reserved2;	/* must be zero */
+	/*
+	 * With UWPROF_START_COMM: the task name to sample, 1 to 15 bytes,
+	 * NUL-padded to 16. All zero without the flag.
+	 */
+	char	comm[16];
 };
 
 /* Why a user stack ended; uwprof_sample.flags low byte and stats index. */
@@ -393,7 +446,7 @@ struct uwprof_stats {
 	__u64	lost;			/* records dropped: ring full or nested */
 	__u64	skipped_kthread;
 	__u64	skipped_compat;
-	__u64	skipped_filter;		/* not a traced pid */
+	__u64	skipped_filter;		/* not a traced pid, cgroup or comm */
 	__u64	fp_frames;		/* frames found by fp fallback */
 	__u64	unknown_maps;		/* UWPROF_REC_UNKNOWN_MAP records written */
 	__u64	stop[UWPROF_STOP__COUNT];
@@ -416,8 +469,9 @@ struct uwprof_stats {
 	__u64	exit_records;		/* UWPROF_REC_EXIT records written */
 	__u64	processes_inherited;	/* forked children given the parent's maps */
 	/*
-	 * Samples not taken because this CPU's stack walks had used their
-	 * share of its time (module parameter cpu_max_percent, per 10 ms).
+	 * Samples not taken because this CPU's stack walks, those of every
+	 * session together, had used their share of its time (module
+	 * parameter cpu_max_percent, per 10 ms).
 	 */
 	__u64	skipped_throttle;
 	__u64	snapshots;		/* samples carrying a stack snapshot */
@@ -597,8 +651,9 @@ struct uwprof_rec_unknown_map {
 /*
  * A process exited (its last thread) or exec'd while sampling ran; its
  * mappings, if it had any, were dropped. Sent for the pids being traced;
- * system-wide, for every exec and for the exits of processes that had
- * mappings.
+ * system-wide, for the exits of processes that had mappings in the
+ * session. An exec is sent when the exec'ing task passes the session's
+ * filters with its new name, or when the session had mappings for it.
  */
 struct uwprof_rec_exit {
 	struct uwprof_rec_hdr hdr;
@@ -611,7 +666,8 @@ struct uwprof_rec_exit {
 /*
  * A process forked from one with mappings in the sampling session and was
  * given a copy of them (see UWPROF_IOC_MAPS_SET): its samples unwind with
- * its parent's list until it execs or the reader replaces the list.
+ * its parent's list until it execs or the reader replaces the list. Sent
+ * when the new process passes the session's filters.
  */
 struct uwprof_rec_fork {
 	struct uwprof_rec_hdr hdr;
