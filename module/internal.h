@@ -52,6 +52,12 @@ struct uwprof_proc {
 	struct rcu_head rcu;
 	struct uwprof_session *s;
 	u64 bytes;
+	/*
+	 * The rule cache's name for this list (uwprof_unwind_req.maps_id):
+	 * unique for the module's lifetime; a forked copy, with the same
+	 * mappings and tables, keeps it.
+	 */
+	u64 id;
 	u32 tgid;
 	u32 nr_maps;
 	struct uwprof_unwind_map maps[];

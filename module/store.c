@@ -30,6 +30,12 @@ static atomic64_t uwprof_mem_used = ATOMIC64_INIT(0);
 static atomic64_t uwprof_table_ids = ATOMIC64_INIT(0);
 
 /*
+ * Mapping list ids, the key of the samplers' rule caches: unique for the
+ * module's lifetime, so a cached row can never outlive or mistake its list.
+ */
+static atomic64_t uwprof_maps_ids = ATOMIC64_INIT(0);
+
+/*
  * The largest blob the uapi limits allow: header, 6 bytes per row, padding,
  * rules. Anything bigger is refused before a single byte is allocated.
  */
@@ -264,6 +270,7 @@ static int uwprof_store_maps_publish(struct uwprof_session *s,
 		goto free_um;
 	}
 	p->s = s;
+	p->id = atomic64_inc_return(&uwprof_maps_ids);
 	p->tgid = a->pid;
 
 	/* Resolve object ids; the session mutex keeps 'objects' stable. */

@@ -116,47 +116,54 @@ struct uwprof_regs {
 };
 
 /*
- * Rows already found, keyed by (table id, vaddr). A profiler samples the
- * same hot return addresses over and over; a hit costs one hashed load
- * instead of the index and binary search, and the copied rule saves the
- * dependent loads of rule_idx[] and rules[]. Table ids are never reused
- * while a cache lives, so an entry can only ever match the very table it
- * was filled from: nothing needs invalidating when tables come and go.
- * Zeroed memory is an empty cache. Used by one walk at a time (the module
- * keeps one per CPU, inside the ring guard).
+ * Rows already found, keyed by (mapping list id, runtime address). A
+ * profiler samples the same hot return addresses over and over; a hit
+ * costs one load and compare instead of the mapping search, the page
+ * lookup and the rule's dependent loads. A list id names one immutable
+ * mapping list, tables included (uwprof_unwind_req.maps_id), so an entry
+ * can only ever match the very list and row it was filled from: nothing
+ * needs invalidating when tables or lists come and go. Zeroed memory is an
+ * empty cache. Used by one walk at a time (the module keeps one per CPU,
+ * inside the ring guard).
  */
 #define UWPROF_RULE_CACHE_BITS	8
 #define UWPROF_RULE_CACHE_NEXT_BITS	11
 
 struct uwprof_rule_cache_ent {
-	u64 vaddr;
-	u64 table_id;
-	struct uwprof_rule rule;
+	u64 at;		/* the address looked up: pc, or return address - 1 */
+	u64 maps_id;	/* 0: empty */
 	/*
 	 * The rule decoded once, when the entry is filled, for the walk's
 	 * fast loop (unwind.c); 0 for rows only the general step takes.
 	 */
 	u8 kind;
-	u8 __pad[3];
+	u8 regs;	/* the rule has UWPROF_RULE_REGS: 0 or 1 */
+	u16 ctx;	/* this entry's context for next[] */
 	u32 span;	/* bytes below the CFA the fast loop reads */
+	struct uwprof_rule rule;
+	u64 cfa;	/* the fast loop's last CFA from this row */
+	u64 __pad2;
 };
 
 struct uwprof_rule_cache {
 	struct uwprof_rule_cache_ent ent[1U << UWPROF_RULE_CACHE_BITS];
 	/*
-	 * Where the next frame's row was found last time after the same two
-	 * rows, as a byte offset into ent[], indexed by a hash of those rows'
-	 * offsets: hot stacks repeat, so the next row can be loaded before
-	 * the return address that keys it is read. A hint only; the key is
-	 * always compared. Two rows of context, not one, because a function
-	 * called from several sites has several callers, and the row below
-	 * it often tells which.
+	 * Which entry held the next frame's row last time after the same two
+	 * rows, as the entry's number times 8, indexed by a hash of those
+	 * rows' entries: hot stacks repeat,
+	 * so the next row is loaded before the return address that keys it
+	 * is read. Two rows of context, not one, because a function called
+	 * from several sites has several callers, and the row below it often
+	 * tells which. A hint only; the key is always compared.
 	 */
 	u16 next[1U << UWPROF_RULE_CACHE_NEXT_BITS];
 };
 
-static_assert((sizeof(struct uwprof_rule_cache_ent) << UWPROF_RULE_CACHE_BITS) <=
-	      1U << 16, "next[] holds byte offsets into ent[] in 16 bits");
+/* One cache line per entry, so entry * 8 scales by 8 again to an address. */
+static_assert(sizeof(struct uwprof_rule_cache_ent) == 64,
+	      "a rule cache entry is one 64-byte line");
+static_assert(UWPROF_RULE_CACHE_NEXT_BITS >= UWPROF_RULE_CACHE_BITS + 3,
+	      "next[] indexes mix an entry number times 8 into their low bits");
 
 /*
  * How far into a function without a frame record pc may be for a direct
@@ -183,6 +190,13 @@ struct uwprof_unwind_req {
 	 */
 	u32 at_flags;
 	struct uwprof_rule_cache *cache;	/* NULL: look every row up */
+	/*
+	 * Names maps[] and every table it points to for the rule cache: an id
+	 * must never name two different lists while a cache lives (the module
+	 * counts them up from 1; a forked copy of a list keeps its id). 0
+	 * keeps the walk out of the cache.
+	 */
+	u64 maps_id;
 	/*
 	 * The environment's reader context: NULL in the module; the host
 	 * tests pass their reader (process or snapshot).
