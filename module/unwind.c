@@ -24,32 +24,35 @@
 #define UWPROF_FP_MAX_FRAME	(8ULL << 20)
 
 /*
- * Row lookup: the index slot narrows the search to the rows of one block of
- * text, a binary search finishes it (see struct uwprof_table).
+ * Row lookup: the page from the offset's high bits, then a binary search
+ * over the page's 16-bit offsets, without branches on the data (they would
+ * mispredict half the time). The page's first row is at offset 0, so the
+ * search never leaves it; every index was proven in range when the table
+ * was checked, and off < span keeps the page inside the table.
  */
 static __always_inline const struct uwprof_rule *
 table_lookup(const struct uwprof_table *t, u64 vaddr)
 {
+	const struct uwprof_table_page *pg;
 	u64 off = vaddr - t->base;
-	u32 lo, hi, b;
+	const u16 *pc;
+	u32 n, o;
 
 	/* Below base wraps to a huge offset: one compare catches both ends. */
-	if (off >= t->span || off < t->pc[0])
+	if (off >= t->span)
 		return NULL;
+	pg = &t->page[off >> t->page_shift];
+	pc = t->pc + pg->row;
+	n = pg[1].row - pg->row;
+	o = (u32)off & ((1U << t->page_shift) - 1);
+	/* The rightmost row with pc <= o is in pc[0 .. n - 1]; pc[0] = 0. */
+	while (n > 1) {
+		u32 half = n / 2;
 
-	b = (u32)(off >> t->idx_shift);
-	lo = t->idx[b];
-	hi = t->idx[b + 1];
-	/* Rightmost row in [lo, hi] with pc <= off; pc[lo] <= off holds. */
-	while (lo < hi) {
-		u32 mid = lo + (hi - lo + 1) / 2;
-
-		if (t->pc[mid] <= off)
-			lo = mid;
-		else
-			hi = mid - 1;
+		pc = pc[half] <= o ? pc + half : pc;
+		n -= half;
 	}
-	return &t->rules[t->rule_idx[lo]];
+	return &t->rules[t->palette[pg->palette + t->slot[pc - t->pc]]];
 }
 
 const struct uwprof_rule *uwprof_table_lookup(const struct uwprof_table *t,
