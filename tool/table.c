@@ -55,8 +55,6 @@ struct tb {
 	uint32_t	*hash;		/* rule index + 1, open addressing */
 	size_t		mask;
 	uint64_t	clip;		/* rows start no lower than this */
-	uint16_t	last_idx;	/* most recent rule, checked first */
-	int		have_last;
 	int		too_many_rules;
 	int		too_far;	/* a row beyond base + 4 GiB */
 };
@@ -113,10 +111,7 @@ static int tb_intern(struct tb *b, const union tb_rule *t)
 {
 	size_t i;
 
-	if (b->have_last && tb_rule_eq(&b->rules[b->last_idx], t))
-		return b->last_idx;
-	if (b->nr_rules * 2 >= b->mask && tb_grow_hash(b))
-		return -ENOMEM;
+	/* table_build() made the table; it grows after an insertion. */
 	i = tb_rule_hash(t) & b->mask;
 	while (b->hash[i]) {
 		if (tb_rule_eq(&b->rules[b->hash[i] - 1], t))
@@ -138,10 +133,12 @@ static int tb_intern(struct tb *b, const union tb_rule *t)
 	}
 	b->rules[b->nr_rules++] = *t;
 	b->hash[i] = (uint32_t)b->nr_rules;
+	/* At most half full, so a probe always ends at an empty slot. */
+	if (b->nr_rules * 2 >= b->mask && tb_grow_hash(b))
+		return -ENOMEM;
+	return (int)b->nr_rules - 1;
 found:
-	b->last_idx = (uint16_t)(b->hash[i] - 1);
-	b->have_last = 1;
-	return b->last_idx;
+	return (int)b->hash[i] - 1;
 }
 
 static int tb_reserve(struct tb *b, size_t n)
@@ -356,6 +353,8 @@ static int table_build(struct uwprof_cfi *c, const struct uwprof_elf *ex,
 		return ret;
 	/* Rows take at least a byte of CFI each, FDE headers aside. */
 	ret = tb_reserve(b, c->size / 4 + 64);
+	if (!ret)
+		ret = tb_grow_hash(b);
 	if (ret)
 		return ret;
 	for (i = 0; i < c->nr_fdes; i++) {

@@ -34,23 +34,105 @@ struct tp {
 	uint64_t	*per_rule;
 };
 
-/* Row 'ru' at offset 'off' of page p; false past 256 rules in the page. */
-static int tp_row(struct tp *t, uint32_t p, uint32_t off, uint16_t ru,
-		  uint32_t *k)
+/* A page's palette slot for rule ru; -1 past 256 rules in the page. */
+static inline int tp_slot(struct tp *t, uint32_t stamp, uint16_t ru,
+			  uint32_t *k)
 {
-	if (!t->shared && t->seen[ru] != p + 1) {
+	if (t->seen[ru] != stamp) {
 		if (*k == TP_PALETTE_MAX)
-			return 0;
-		t->seen[ru] = p + 1;
+			return -1;
+		t->seen[ru] = stamp;
 		t->pos[ru] = (uint8_t)*k;
 		t->palette[t->nr_palette + *k] = ru;
 		(*k)++;
 	}
-	t->off[t->rows] = (uint16_t)off;
-	t->slot[t->rows] = t->shared ? (uint8_t)ru : t->pos[ru];
-	t->per_rule[ru]++;
-	t->rows++;
-	return 1;
+	return t->pos[ru];
+}
+
+/*
+ * Pages from the one after 'p' to the one holding offset 'off': each opens
+ * with the row it starts with when none starts there, with the rule in
+ * force, 'ru'. Returns the new page, or -1 past 256 rules in a page.
+ */
+static int64_t tp_open(struct tp *t, uint32_t p, uint32_t off, uint16_t ru,
+		       uint32_t *k)
+{
+	uint32_t q = off >> t->shift;
+	int s = 0;
+
+	while (p < q) {
+		if (!t->shared)
+			t->nr_palette += *k;
+		*k = 0;
+		p++;
+		t->page[p].row = (uint32_t)t->rows;
+		t->page[p].palette = (uint32_t)t->nr_palette;
+		if (p == q && off == (uint64_t)q << t->shift)
+			break;
+		if (!t->shared)
+			s = tp_slot(t, p + 1, ru, k);
+		if (s < 0)
+			return -1;
+		t->off[t->rows] = 0;
+		t->slot[t->rows++] = t->shared ? (uint8_t)ru : (uint8_t)s;
+		t->per_rule[ru]++;
+	}
+	return p;
+}
+
+/*
+ * The rows of one stretch of pages, from row i on: stops at the first row
+ * of a page not opened yet, or past 256 rules in a page (-ERANGE). The
+ * arrays in locals: a store through the byte-wide slots may alias any of
+ * t's fields, which the compiler would then load again for every row.
+ */
+static int tp_rows(struct tp *t, uint32_t *i, uint32_t end, uint32_t stamp,
+		   uint32_t *k)
+{
+	const uint32_t *pc = t->pc, first = t->first, mask = end & ~(end + 1);
+	const uint16_t *rule = t->rule;
+	uint16_t *off = t->off, *pal = t->palette + t->nr_palette;
+	uint8_t *slot = t->slot, *pos = t->pos;
+	uint64_t *per = t->per_rule;
+	uint32_t *seen = t->seen;
+	size_t r = t->rows, n = t->n;
+	uint32_t j = *i, kk = *k;
+	int ret = 0;
+
+	if (t->shared) {
+		for (; j < n; j++) {
+			uint32_t o = pc[j] - first;
+
+			if (o > end)
+				break;
+			slot[r] = (uint8_t)rule[j];
+			off[r++] = (uint16_t)(o & mask);
+			per[rule[j]]++;
+		}
+	}
+	for (; !t->shared && j < n; j++) {
+		uint32_t o = pc[j] - first;
+		uint16_t ru = rule[j];
+
+		if (o > end)
+			break;
+		if (seen[ru] != stamp) {
+			if (kk == TP_PALETTE_MAX) {
+				ret = -ERANGE;
+				break;
+			}
+			seen[ru] = stamp;
+			pos[ru] = (uint8_t)kk;
+			pal[kk++] = ru;
+		}
+		slot[r] = pos[ru];
+		off[r++] = (uint16_t)(o & mask);
+		per[ru]++;
+	}
+	t->rows = r;
+	*i = j;
+	*k = kk;
+	return ret;
 }
 
 /*
@@ -61,37 +143,33 @@ static int tp_row(struct tp *t, uint32_t p, uint32_t off, uint16_t ru,
  */
 static int tp_layout(struct tp *t, uint32_t nr_rules)
 {
-	uint64_t size = 1ULL << t->shift, lo, hi;
-	size_t i = 0;
-	uint32_t p, k;
+	uint32_t mask = (1U << t->shift) - 1, p = 0, k = 0, i = 0;
+	int64_t np;
 
 	t->rows = 0;
 	t->nr_palette = 0;
 	memset(t->per_rule, 0, nr_rules * sizeof(*t->per_rule));
 	if (!t->shared)
 		memset(t->seen, 0, nr_rules * sizeof(*t->seen));
-	for (p = 0; p < t->nr_pages; p++) {
-		lo = (uint64_t)p << t->shift;
-		hi = lo + size;
-		k = 0;
-		t->page[p].row = (uint32_t)t->rows;
-		t->page[p].palette = (uint32_t)t->nr_palette;
-		/* Page 0 starts with row 0: pc[0] is the base. */
-		if (t->pc[i] - t->first != lo &&
-		    !tp_row(t, p, 0, t->rule[i - 1], &k))
+	t->page[0].row = 0;
+	t->page[0].palette = 0;
+	/* Page 0 starts with row 0; every later stretch with i > 0. */
+	for (;;) {
+		if (tp_rows(t, &i, ((uint64_t)p << t->shift) | mask, p + 1, &k))
 			return -ERANGE;
-		for (; i < t->n && t->pc[i] - t->first < hi; i++)
-			if (!tp_row(t, p, (uint32_t)(t->pc[i] - t->first - lo),
-				    t->rule[i], &k))
-				return -ERANGE;
-		t->nr_palette += k;
+		if (i == t->n)
+			break;
+		np = tp_open(t, p, t->pc[i] - t->first, t->rule[i - 1], &k);
+		if (np < 0)
+			return -ERANGE;
+		p = (uint32_t)np;
 	}
 	if (t->shared) {
 		for (i = 0; i < nr_rules; i++)
 			t->palette[i] = (uint16_t)i;
 		t->nr_palette = nr_rules;
-		for (p = 0; p < t->nr_pages; p++)
-			t->page[p].palette = 0;
+	} else {
+		t->nr_palette += k;
 	}
 	t->page[t->nr_pages].row = (uint32_t)t->rows;
 	t->page[t->nr_pages].palette = (uint32_t)t->nr_palette;
