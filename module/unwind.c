@@ -126,12 +126,14 @@ static void rule_kind(struct uwprof_rule_cache_ent *e)
 
 /*
  * An entry's context for the next-row hints (struct uwprof_rule_cache):
- * its number times 8, mixed into every bit of an index of next[]. Kept in
- * the entry, so the next frame's hint costs no multiply.
+ * its number times 8, mixed into the lower half of next[]'s indexes, to
+ * which the next entry's number times 8 is added. Kept in the entry, so
+ * the next frame's hint costs no multiply, and an add, not a mix, stands
+ * between one frame's entry and the next one's.
  */
 static __always_inline u16 next_mix(u32 e8)
 {
-	return (u16)((e8 * 0x9e3779b1U) >> (32 - UWPROF_RULE_CACHE_NEXT_BITS));
+	return (u16)((e8 * 0x9e3779b1U) >> (32 - UWPROF_RULE_CACHE_NEXT_BITS + 1));
 }
 
 /*
@@ -766,8 +768,8 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 		regs[n->regs] = n;
 		sp = cfa;
 		*ips++ = ra;
-		/* g ^ e8 stays below the size of next[]: e8 < 2^11. */
-		h = g ^ e8;
+		/* g + e8 stays inside next[]: both are below half of it. */
+		h = g + e8;
 		g = n->ctx;
 		e8 = c->next[h];
 	}

@@ -117,7 +117,7 @@ struct uwprof_regs {
  * inside the ring guard).
  */
 #define UWPROF_RULE_CACHE_BITS	8
-#define UWPROF_RULE_CACHE_NEXT_BITS	11
+#define UWPROF_RULE_CACHE_NEXT_BITS	12
 
 struct uwprof_rule_cache_ent {
 	u64 at;		/* the address looked up: pc, or return address - 1 */
@@ -139,12 +139,13 @@ struct uwprof_rule_cache {
 	struct uwprof_rule_cache_ent ent[1U << UWPROF_RULE_CACHE_BITS];
 	/*
 	 * Which entry held the next frame's row last time after the same two
-	 * rows, as the entry's number times 8, indexed by a hash of those
-	 * rows' entries: hot stacks repeat,
-	 * so the next row is loaded before the return address that keys it
-	 * is read. Two rows of context, not one, because a function called
-	 * from several sites has several callers, and the row below it often
-	 * tells which. A hint only; the key is always compared.
+	 * rows, as the entry's number times 8, indexed by the older row's
+	 * context (its entry's ctx) plus the newer one's entry number times
+	 * 8: hot stacks repeat, so the next row is loaded before the return
+	 * address that keys it is read. Two rows of context, not one, because
+	 * a function called from several sites has several callers, and the
+	 * row below it often tells which. A hint only; the key is always
+	 * compared.
 	 */
 	u16 next[1U << UWPROF_RULE_CACHE_NEXT_BITS];
 };
@@ -152,8 +153,8 @@ struct uwprof_rule_cache {
 /* One cache line per entry, so entry * 8 scales by 8 again to an address. */
 static_assert(sizeof(struct uwprof_rule_cache_ent) == 64,
 	      "a rule cache entry is one 64-byte line");
-static_assert(UWPROF_RULE_CACHE_NEXT_BITS >= UWPROF_RULE_CACHE_BITS + 3,
-	      "next[] indexes mix an entry number times 8 into their low bits");
+static_assert(UWPROF_RULE_CACHE_NEXT_BITS >= UWPROF_RULE_CACHE_BITS + 4,
+	      "next[] indexes add an entry number times 8 to a context below half their range");
 
 /*
  * How far into a function without a frame record pc may be for a direct
