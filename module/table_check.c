@@ -146,8 +146,10 @@ static int hdr_check(const struct uwprof_table_hdr *h, u64 size)
 
 /*
  * The rows of every page: the first at offset 0, offsets strictly
- * increasing, slots inside the palette; pages each start a row later than
- * the one before, and the last is closed by { nr_rows, nr_palette }.
+ * increasing and inside the page (the last row's bounds span, and so the
+ * pages a lookup reaches), slots inside the palette; pages each start a
+ * row later than the one before, and the last is closed by { nr_rows,
+ * nr_palette }.
  */
 static int pages_check(const struct uwprof_table *t, u32 nr_palette)
 {
@@ -165,6 +167,8 @@ static int pages_check(const struct uwprof_table *t, u32 nr_palette)
 			return -EINVAL;
 		for (i = lo; i < hi; i++) {
 			if (i > lo && t->pc[i] <= t->pc[i - 1])
+				return -EINVAL;
+			if (t->pc[i] >> t->page_shift)
 				return -EINVAL;
 			if (t->slot[i] >= nr_palette - pg[p].palette)
 				return -EINVAL;

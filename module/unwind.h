@@ -56,9 +56,9 @@ struct uwprof_table {
  * the running one, sizes, counts, reserved bytes and padding zero, every
  * rule's types and offsets, palette entries naming rules, pages each
  * starting a row later than the one before with a first row at offset 0,
- * offsets strictly increasing within a page, every row's palette slot
- * inside the palette, last row END, and that 'size' is exactly the blob
- * size the header implies. The blob must be 8-byte aligned.
+ * offsets strictly increasing and inside their page, every row's palette
+ * slot inside the palettes, last row END, and that 'size' is exactly the
+ * blob size the header implies. The blob must be 8-byte aligned.
  *
  * Return: 0, -EINVAL (malformed) or -E2BIG (nr_rows, nr_rules or
  * nr_palette above the UWPROF_TABLE_MAX_* limits).

@@ -152,7 +152,10 @@ static int blob_rules_check(const struct blob_view *v, char *err, size_t errlen)
 	return 0;
 }
 
-/* Pages in order, each starting a row at offset 0, slots in the palette. */
+/*
+ * Pages in order, each starting a row at offset 0, offsets inside the
+ * page, slots in the palette.
+ */
 static int blob_pages_check(const struct blob_view *v, char *err, size_t errlen)
 {
 	const struct uwprof_table_hdr *h = v->h;
@@ -178,6 +181,9 @@ static int blob_pages_check(const struct blob_view *v, char *err, size_t errlen)
 		for (i = lo; i < hi; i++) {
 			if (i > lo && v->pc[i] <= v->pc[i - 1])
 				return blob_fail(err, errlen, "pc[] not strictly increasing in its page",
+						 UWPROF_TABLE_PC_OFF(h) + 2ULL * i);
+			if (v->pc[i] >> h->page_shift)
+				return blob_fail(err, errlen, "pc[] past the end of its page",
 						 UWPROF_TABLE_PC_OFF(h) + 2ULL * i);
 			if (v->slot[i] >= h->nr_palette - pg[p].palette)
 				return blob_fail(err, errlen, "palette slot beyond the palettes",

@@ -179,6 +179,7 @@ TEST_F(dev, table_rows)
 	BAD(-EINVAL, uwt_pages(b)[4].palette = 1);
 	BAD(-EINVAL, uwt_pages(b)[3].palette = 3);
 	BAD(-EINVAL, uwt_pcs(b)[16] = 16);
+	BAD(-EINVAL, uwt_pcs(b)[63] = 256);
 	BAD(-EINVAL, uwt_palette(b)[1] = 2);
 	BAD(-EINVAL, uwt_rules(b)[1].cfa_type = 77);
 	BAD(-EINVAL, uwt_rules(b)[1].ra_type = 77);

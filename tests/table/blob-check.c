@@ -53,7 +53,7 @@ enum damage {
 	D_OLD_VERSION, D_PLT_ARG, D_REG_ARG, D_PAGE_SHIFT, D_HDR_RESERVED,
 	D_NO_PAGES, D_PAGE0, D_PAGE_CLOSE, D_PAGE_CLOSE_PAL, D_PAGE_PALETTE,
 	D_FIRST_OFF, D_SLOT, D_PALETTE_COUNT, D_PADDING, D_PAGE_ORDER,
-	D__COUNT,
+	D_OFF_PAGE, D__COUNT,
 };
 
 static const char *const damage_name[D__COUNT] = {
@@ -68,7 +68,7 @@ static const char *const damage_name[D__COUNT] = {
 	"closing page not at nr_palette", "a page's palette past the palettes",
 	"a page's first row not at offset 0", "a slot past the palettes",
 	"palette count past the limit", "padding before the rules not zero",
-	"page starts not increasing",
+	"page starts not increasing", "the last row's offset past its page",
 };
 
 /* The table's last row: END, in the last page. */
@@ -136,6 +136,11 @@ static int damage_layout(struct blob_view *v, enum damage which)
 		if (v->h->nr_pages < 3)
 			return 0;
 		v->page[2].row = v->page[1].row;
+		return 1;
+	case D_OFF_PAGE:
+		if (v->h->page_shift == 16)
+			return 0;
+		v->pc[last_row(v)] = (uint16_t)(1U << v->h->page_shift);
 		return 1;
 	default:
 		return 1;

@@ -123,6 +123,9 @@ MUT(m_close_row, f->page[3].row = f->h->nr_rows - 1)
 MUT(m_close_pal, f->page[3].palette = f->h->nr_palette - 1)
 MUT(m_page_pal, f->page[1].palette = f->h->nr_palette + 1)
 MUT(m_first_off, f->pc[f->page[1].row] = 4)
+/* Offsets past the page: the last row's would take span past the pages. */
+MUT(m_off_page, f->pc[4] = 1U << 8)
+MUT(m_off_last, f->pc[6] = 0xffff)
 MUT(m_slot, f->slot[6] = (u8)(f->h->nr_palette - f->page[2].palette))
 MUT(m_slot_max, f->slot[0] = 0xff)
 MUT(m_palette, f->palette[0] = NR(base_rules))
@@ -222,6 +225,8 @@ static const struct {
 	{ m_close_pal, -EINVAL, "closing page entry not at nr_palette" },
 	{ m_page_pal, -EINVAL, "a page's palette past the palettes" },
 	{ m_first_off, -EINVAL, "a page's first row not at offset 0" },
+	{ m_off_page, -EINVAL, "an offset past the end of its page" },
+	{ m_off_last, -EINVAL, "the last row's offset past the end of its page" },
 	{ m_slot, -EINVAL, "a slot past the palettes" },
 	{ m_slot_max, -EINVAL, "slot 255" },
 	{ m_palette, -EINVAL, "palette entry == nr_rules" },

@@ -44,21 +44,24 @@
  * The code from base on is cut into pages of 1 << page_shift bytes: page p
  * covers [base + (p << page_shift), base + ((p + 1) << page_shift)) and
  * holds rows page[p].row .. page[p + 1].row - 1, at least one, the first at
- * offset 0, offsets strictly increasing, so finding a row never leaves its
- * page. A row applies from its address to the next row's, or to its page's
- * end. Row i of page p has the rule rules[palette[page[p].palette +
- * slot[i]]]: pages with the same few rules can share a palette. The last
- * row is an END row; the table covers [base, base + ((nr_pages - 1) <<
- * page_shift) + pc[nr_rows - 1]). page[nr_pages] closes the last page:
- * { nr_rows, nr_palette }. END rows also mark the gaps between functions.
+ * offset 0, offsets strictly increasing and below 1 << page_shift, so
+ * finding a row never leaves its page. A row applies from its address to
+ * the next row's, or to its page's end. Row i of page p has the rule
+ * rules[palette[page[p].palette + slot[i]]]: pages with the same few rules
+ * can share a palette. The last row is an END row; the table covers
+ * [base, base + ((nr_pages - 1) << page_shift) + pc[nr_rows - 1]).
+ * page[nr_pages] closes the last page: { nr_rows, nr_palette }. END rows
+ * also mark the gaps between functions.
  *
  * A row costs 3 bytes. Identical rules are shared, and the tool gives a
- * table with at most 256 rules one palette for every page, so a table costs
- * 3.3 bytes per row in all, pages, palettes and rules included (Debian 12's
- * objects; 4.3 with 4-byte rows of global rule indexes, 6.2 in format 3).
- * 64 KiB pages (page_shift 16) have at most a few hundred distinct rules;
- * a table with a page of more than 256 takes smaller pages, down to 256
- * bytes, which hold at most 256 rows.
+ * table with at most 256 rules one palette for all its pages: over the
+ * objects of Debian 12's /usr/lib/x86_64-linux-gnu, /usr/bin and
+ * /usr/aarch64-linux-gnu/lib, blobs hold 3.3 bytes per row in all, header,
+ * pages, palettes and rules included (6.2 in format 3, whose rows were 6
+ * bytes; 4.2 with 4-byte rows naming rules directly). The tool takes the
+ * largest pages whose palettes fit a slot: 64 KiB for all of those objects
+ * but one (16 KiB); pages of 256 bytes, the smallest, hold at most 256
+ * rows.
  *
  * The module accepts only blobs of its own UWPROF_TABLE_VERSION (else
  * EINVAL), which UWPROF_IOC_VERSION reports: the version changes with
