@@ -222,6 +222,7 @@ void uwprof_table_init(struct uwprof_table *t, const void *blob)
 	t->rules = (const struct uwprof_rule *)(bytes + UWPROF_TABLE_RULES_OFF(h));
 	t->base = h->base;
 	t->page_shift = h->page_shift;
+	t->page_mask = (1U << h->page_shift) - 1;
 	t->nr_rows = h->nr_rows;
 	t->nr_rules = h->nr_rules;
 	t->nr_pages = h->nr_pages;

@@ -44,7 +44,7 @@ table_lookup(const struct uwprof_table *t, u64 vaddr)
 	pg = &t->page[off >> t->page_shift];
 	pc = t->pc + pg->row;
 	n = pg[1].row - pg->row;
-	o = (u32)off & ((1U << t->page_shift) - 1);
+	o = (u32)off & t->page_mask;
 	/* The rightmost row with pc <= o is in pc[0 .. n - 1]; pc[0] = 0. */
 	while (n > 1) {
 		u32 half = n / 2;

@@ -46,6 +46,7 @@ struct uwprof_table {
 	u64 base;			/* object vaddr of page 0's first byte */
 	u64 span;			/* vaddrs covered: base .. base + span */
 	u32 page_shift;
+	u32 page_mask;			/* (1 << page_shift) - 1 */
 	u32 nr_rows;
 	u32 nr_rules;
 	u32 nr_pages;

@@ -89,7 +89,7 @@ static int64_t tp_open(struct tp *t, uint32_t p, uint32_t off, uint16_t ru,
 static int tp_rows(struct tp *t, uint32_t *i, uint32_t end, uint32_t stamp,
 		   uint32_t *k)
 {
-	const uint32_t *pc = t->pc, first = t->first, mask = end & ~(end + 1);
+	const uint32_t *pc = t->pc, first = t->first, mask = (1U << t->shift) - 1;
 	const uint16_t *rule = t->rule;
 	uint16_t *off = t->off, *pal = t->palette + t->nr_palette;
 	uint8_t *slot = t->slot, *pos = t->pos;
