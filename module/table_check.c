@@ -213,6 +213,7 @@ void uwprof_table_init(struct uwprof_table *t, const void *blob)
 {
 	const struct uwprof_table_hdr *h = blob;
 	const u8 *bytes = blob;
+	u32 i;
 
 	t->hdr = h;
 	t->page = (const struct uwprof_table_page *)(bytes + UWPROF_TABLE_PAGES_OFF(h));
@@ -227,4 +228,9 @@ void uwprof_table_init(struct uwprof_table *t, const void *blob)
 	t->nr_rules = h->nr_rules;
 	t->nr_pages = h->nr_pages;
 	t->span = ((u64)(t->nr_pages - 1) << t->page_shift) + t->pc[t->nr_rows - 1];
+	t->direct = h->nr_palette == h->nr_rules;
+	for (i = 0; t->direct && i < h->nr_palette; i++)
+		t->direct = t->palette[i] == i;
+	for (i = 0; t->direct && i < t->nr_pages; i++)
+		t->direct = !t->page[i].palette;
 }

