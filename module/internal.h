@@ -30,7 +30,7 @@
 
 /*
  * One uploaded table. 'blob' is the caller's blob, copied and validated;
- * 't' points into it and into 'idx'. References: one from the session's
+ * 't' points into it: the blob is its own lookup structure. References: one from the session's
  * object store (dropped by OBJECT_DEL or close) and one from every mapping
  * list that names it (dropped after an RCU grace period once the list is
  * unreachable from the sample path), so a table outlives every reader.
@@ -41,7 +41,6 @@ struct uwprof_tab {
 	u64 object_id;
 	u64 bytes;			/* charged against table_mem_max */
 	void *blob;
-	u32 *idx;
 	struct uwprof_table t;
 };
 
@@ -53,6 +52,12 @@ struct uwprof_proc {
 	struct rcu_head rcu;
 	struct uwprof_session *s;
 	u64 bytes;
+	/*
+	 * The rule cache's name for this list (uwprof_unwind_req.maps_id):
+	 * unique for the module's lifetime; a forked copy, with the same
+	 * mappings and tables, keeps it.
+	 */
+	u64 id;
 	u32 tgid;
 	u32 nr_maps;
 	struct uwprof_unwind_map maps[];

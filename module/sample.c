@@ -315,6 +315,7 @@ void uwprof_sample_walk(struct uwprof_sampler *sp, struct uwprof_scratch *sc,
 			.ips = ips,
 			.max_depth = max_depth,
 			.cache = &sc->rule_cache,
+			.maps_id = p->id,
 			.env = &kenv,
 		};
 

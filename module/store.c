@@ -24,24 +24,28 @@
 static atomic64_t uwprof_mem_used = ATOMIC64_INIT(0);
 
 /*
- * Table ids for the samplers' rule caches: unique for the module's
- * lifetime, so a cached row can never outlive or mistake its table.
+ * Mapping list ids, the key of the samplers' rule caches: unique for the
+ * module's lifetime, so a cached row can never outlive or mistake its list.
  */
-static atomic64_t uwprof_table_ids = ATOMIC64_INIT(0);
+static atomic64_t uwprof_maps_ids = ATOMIC64_INIT(0);
 
 /*
- * The largest blob the uapi limits allow: header, 6 bytes per row, padding,
- * rules. Anything bigger is refused before a single byte is allocated.
+ * The largest blob the uapi limits allow: header, a page per row, 3 bytes
+ * per row, the palette, padding, rules. Anything bigger is refused before
+ * a single byte is allocated.
  */
 #define UWPROF_BLOB_MAX							\
-	(4096ULL + 6ULL * UWPROF_TABLE_MAX_ROWS + 8 +			\
+	(4096ULL + (8ULL + 3) * UWPROF_TABLE_MAX_ROWS + 8 +		\
+	 2ULL * UWPROF_TABLE_MAX_PALETTE + 8 +				\
 	 sizeof(struct uwprof_rule) * (u64)UWPROF_TABLE_MAX_RULES)
 
 /*
  * The blob layout of UWPROF_TABLE_VERSION, as the tool builds it
  * (tool/table_blob.c asserts the same): a change here needs a new version.
  */
-static_assert(sizeof(struct uwprof_table_hdr) == 56);
+static_assert(sizeof(struct uwprof_table_hdr) == 72);
+static_assert(offsetof(struct uwprof_table_hdr, nr_pages) == 56);
+static_assert(sizeof(struct uwprof_table_page) == 8);
 static_assert(sizeof(struct uwprof_rule) == 24);
 static_assert(offsetof(struct uwprof_rule, fp_off) == 8);
 static_assert(offsetof(struct uwprof_rule, cfa_arg) == 16);
@@ -79,7 +83,6 @@ static void uwprof_tab_release(struct kref *ref)
 	struct uwprof_tab *tab = container_of(ref, struct uwprof_tab, ref);
 
 	uwprof_store_uncharge(tab->s, tab->bytes);
-	kvfree(tab->idx);
 	kvfree(tab->blob);
 	kfree(tab);
 }
@@ -113,7 +116,6 @@ int uwprof_store_table_add(struct uwprof_session *s, void __user *arg)
 {
 	struct uwprof_table_add a;
 	struct uwprof_tab *tab;
-	u64 idx_bytes;
 	void *blob;
 	int ret;
 
@@ -152,22 +154,10 @@ int uwprof_store_table_add(struct uwprof_session *s, void __user *arg)
 		ret = -EFAULT;
 		goto uncharge;
 	}
-	ret = uwprof_table_check(blob, a.data_size, &idx_bytes);
+	ret = uwprof_table_check(blob, a.data_size);
 	if (ret)
 		goto uncharge;
-
-	ret = uwprof_store_charge(s, idx_bytes);
-	if (ret)
-		goto uncharge;
-	tab->bytes += idx_bytes;
-	tab->idx = kvmalloc(max_t(u64, idx_bytes, 4),
-			    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!tab->idx) {
-		ret = -ENOMEM;
-		goto uncharge;
-	}
-	uwprof_table_init(&tab->t, blob, tab->idx,
-			  atomic64_inc_return(&uwprof_table_ids));
+	uwprof_table_init(&tab->t, blob);
 
 	ret = xa_insert(&s->objects, a.object_id, tab, GFP_KERNEL_ACCOUNT);
 	if (ret) {
@@ -180,7 +170,6 @@ int uwprof_store_table_add(struct uwprof_session *s, void __user *arg)
 
 uncharge:
 	uwprof_store_uncharge(s, tab->bytes);
-	kvfree(tab->idx);
 	kvfree(tab->blob);
 free_tab:
 	kfree(tab);
@@ -264,6 +253,7 @@ static int uwprof_store_maps_publish(struct uwprof_session *s,
 		goto free_um;
 	}
 	p->s = s;
+	p->id = atomic64_inc_return(&uwprof_maps_ids);
 	p->tgid = a->pid;
 
 	/* Resolve object ids; the session mutex keeps 'objects' stable. */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Table blobs: complete validation of the uapi layout and the build of the
- * coarse lookup index that uwprof_table_lookup() (unwind.c) searches.
- * Shared by the module and the host tests.
+ * Table blobs: complete validation of the uapi layout, so that a lookup
+ * (unwind.c) can follow every index without checking it again. Shared by
+ * the module and the host tests.
  *
  * Process context only (the TABLE_ADD ioctl), on a blob already copied into
  * kernel memory and not yet published. Linear in the blob's size.
@@ -14,15 +14,6 @@
 #elif defined(UWPROF_ENV_ARM64)
 #include "unwind_arm64.h"
 #endif
-
-/*
- * Aim for about this many rows per index slot: the index then costs 2 bytes
- * per row (the blob 6) and leaves a search of one or two probes. Measured
- * with 'make -C tests/unwind bench': 4 rows per slot 10.0 ns/frame, 2 rows
- * 9.5, 1 row 9.0 (the walk is bound by its chain of dependent loads).
- */
-#define UWPROF_IDX_ROWS_PER_SLOT	2
-#define UWPROF_IDX_MIN_SHIFT		4
 
 /*
  * Offsets must be zero where a rule has none. Any AT_CFA / VAL_CFA offset
@@ -110,39 +101,29 @@ static bool rule_ok(const struct uwprof_rule *r)
 	       reg_rule_ok(r->ra_type, r->ra_off);
 }
 
-/* Smallest shift whose index stays within the rows-per-slot budget. */
-static u32 idx_shift_for(u64 span, u32 nr_rows)
+/* Header fields, sizes and padding: everything before the rows. */
+static int hdr_check(const struct uwprof_table_hdr *h, u64 size)
 {
-	u64 max_slots = nr_rows / UWPROF_IDX_ROWS_PER_SLOT + 1;
-	u32 shift = UWPROF_IDX_MIN_SHIFT;
-
-	while ((span >> shift) + 1 > max_slots)
-		shift++;
-	return shift;
-}
-
-int uwprof_table_check(const void *blob, u64 size, u64 *idx_bytes)
-{
-	const struct uwprof_table_hdr *h = blob;
-	const struct uwprof_rule *rules;
-	const u8 *bytes = blob;
-	const u16 *ri;
-	const u32 *pc;
-	u64 off, end, span;
+	const u8 *bytes = (const u8 *)h;
+	u64 off;
 	u32 i;
 
-	if (!blob || ((unsigned long)blob & 7) || size < sizeof(*h))
-		return -EINVAL;
 	if (h->magic != UWPROF_TABLE_MAGIC ||
 	    h->version != UWPROF_TABLE_VERSION ||
 	    h->arch != UWPROF_ARCH_ID ||
 	    h->hdr_size != sizeof(*h) ||
-	    h->rule_size != sizeof(struct uwprof_rule))
+	    h->rule_size != sizeof(struct uwprof_rule) || h->__reserved)
 		return -EINVAL;
 	if (h->nr_rows > UWPROF_TABLE_MAX_ROWS ||
-	    h->nr_rules > UWPROF_TABLE_MAX_RULES)
+	    h->nr_rules > UWPROF_TABLE_MAX_RULES ||
+	    h->nr_palette > UWPROF_TABLE_MAX_PALETTE)
 		return -E2BIG;
-	if (!h->nr_rows || !h->nr_rules)
+	/* Every page has a row. */
+	if (!h->nr_rows || !h->nr_rules || !h->nr_palette || !h->nr_pages ||
+	    h->nr_pages > h->nr_rows)
+		return -EINVAL;
+	if (h->page_shift < UWPROF_TABLE_MIN_PAGE_SHIFT ||
+	    h->page_shift > UWPROF_TABLE_MAX_PAGE_SHIFT)
 		return -EINVAL;
 	/* Counts are bounded above, so this u64 arithmetic cannot wrap. */
 	if (size != UWPROF_TABLE_SIZE(h))
@@ -152,66 +133,104 @@ int uwprof_table_check(const void *blob, u64 size, u64 *idx_bytes)
 	for (i = h->build_id_size; i < sizeof(h->build_id); i++)
 		if (h->build_id[i])
 			return -EINVAL;
-
-	pc = (const u32 *)(bytes + UWPROF_TABLE_ROWS_OFF(h));
-	ri = (const u16 *)(bytes + UWPROF_TABLE_IDX_OFF(h));
-	rules = (const struct uwprof_rule *)(bytes + UWPROF_TABLE_RULES_OFF(h));
-
-	for (off = UWPROF_TABLE_IDX_OFF(h) + 2ULL * h->nr_rows;
+	for (off = UWPROF_TABLE_SLOT_OFF(h) + h->nr_rows;
+	     off < UWPROF_TABLE_PALETTE_OFF(h); off++)
+		if (bytes[off])
+			return -EINVAL;
+	for (off = UWPROF_TABLE_PALETTE_OFF(h) + 2ULL * h->nr_palette;
 	     off < UWPROF_TABLE_RULES_OFF(h); off++)
 		if (bytes[off])
 			return -EINVAL;
-
-	for (i = 0; i < h->nr_rules; i++)
-		if (!rule_ok(&rules[i]))
-			return -EINVAL;
-
-	for (i = 0; i < h->nr_rows; i++) {
-		if (ri[i] >= h->nr_rules)
-			return -EINVAL;
-		if (i && pc[i] <= pc[i - 1])
-			return -EINVAL;
-	}
-	if (rules[ri[h->nr_rows - 1]].cfa_type != UWPROF_CFA_END)
-		return -EINVAL;
-
-	span = pc[h->nr_rows - 1];
-	end = h->base + span;
-	if (end < h->base)
-		return -EINVAL;
-
-	if (idx_bytes)
-		*idx_bytes = 4 * ((span >> idx_shift_for(span, h->nr_rows)) + 2);
 	return 0;
 }
 
-void uwprof_table_init(struct uwprof_table *t, const void *blob, u32 *idx,
-		       u64 id)
+/*
+ * The rows of every page: the first at offset 0, offsets strictly
+ * increasing and inside the page (the last row's bounds span, and so the
+ * pages a lookup reaches), slots inside the palette; pages each start a
+ * row later than the one before, and the last is closed by { nr_rows,
+ * nr_palette }.
+ */
+static int pages_check(const struct uwprof_table *t, u32 nr_palette)
+{
+	const struct uwprof_table_page *pg = t->page;
+	u32 p, i;
+
+	if (pg[0].row || pg[t->nr_pages].row != t->nr_rows ||
+	    pg[t->nr_pages].palette != nr_palette)
+		return -EINVAL;
+	for (p = 0; p < t->nr_pages; p++) {
+		u32 lo = pg[p].row, hi = pg[p + 1].row;
+
+		if (hi <= lo || hi > t->nr_rows || t->pc[lo] ||
+		    pg[p].palette > nr_palette)
+			return -EINVAL;
+		for (i = lo; i < hi; i++) {
+			if (i > lo && t->pc[i] <= t->pc[i - 1])
+				return -EINVAL;
+			if (t->pc[i] >> t->page_shift)
+				return -EINVAL;
+			if (t->slot[i] >= nr_palette - pg[p].palette)
+				return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int uwprof_table_check(const void *blob, u64 size)
+{
+	const struct uwprof_table_hdr *h = blob;
+	struct uwprof_table t;
+	u32 i;
+	int ret;
+
+	if (!blob || ((unsigned long)blob & 7) || size < sizeof(*h))
+		return -EINVAL;
+	ret = hdr_check(h, size);
+	if (ret)
+		return ret;
+	uwprof_table_init(&t, blob);
+
+	for (i = 0; i < t.nr_rules; i++)
+		if (!rule_ok(&t.rules[i]))
+			return -EINVAL;
+	for (i = 0; i < h->nr_palette; i++)
+		if (t.palette[i] >= t.nr_rules)
+			return -EINVAL;
+	ret = pages_check(&t, h->nr_palette);
+	if (ret)
+		return ret;
+	/* The last row of the last page. */
+	if (t.rules[t.palette[t.page[t.nr_pages - 1].palette +
+			      t.slot[t.nr_rows - 1]]].cfa_type != UWPROF_CFA_END)
+		return -EINVAL;
+	if (h->base + t.span < h->base)
+		return -EINVAL;
+	return 0;
+}
+
+void uwprof_table_init(struct uwprof_table *t, const void *blob)
 {
 	const struct uwprof_table_hdr *h = blob;
 	const u8 *bytes = blob;
-	u32 b, row = 0;
+	u32 i;
 
 	t->hdr = h;
-	t->id = id;
-	t->pc = (const u32 *)(bytes + UWPROF_TABLE_ROWS_OFF(h));
-	t->rule_idx = (const u16 *)(bytes + UWPROF_TABLE_IDX_OFF(h));
+	t->page = (const struct uwprof_table_page *)(bytes + UWPROF_TABLE_PAGES_OFF(h));
+	t->pc = (const u16 *)(bytes + UWPROF_TABLE_PC_OFF(h));
+	t->slot = bytes + UWPROF_TABLE_SLOT_OFF(h);
+	t->palette = (const u16 *)(bytes + UWPROF_TABLE_PALETTE_OFF(h));
 	t->rules = (const struct uwprof_rule *)(bytes + UWPROF_TABLE_RULES_OFF(h));
 	t->base = h->base;
+	t->page_shift = h->page_shift;
+	t->page_mask = (1U << h->page_shift) - 1;
 	t->nr_rows = h->nr_rows;
 	t->nr_rules = h->nr_rules;
-	t->span = t->pc[t->nr_rows - 1];
-	t->idx_shift = idx_shift_for(t->span, t->nr_rows);
-	t->nr_idx = (u32)((t->span >> t->idx_shift) + 1);
-	t->idx = idx;
-
-	/* Slot b: the last row starting at or before block b's first byte. */
-	for (b = 0; b < t->nr_idx; b++) {
-		u64 at = (u64)b << t->idx_shift;
-
-		while (row + 1 < t->nr_rows && t->pc[row + 1] <= at)
-			row++;
-		idx[b] = row;
-	}
-	idx[t->nr_idx] = t->nr_rows - 1;
+	t->nr_pages = h->nr_pages;
+	t->span = ((u64)(t->nr_pages - 1) << t->page_shift) + t->pc[t->nr_rows - 1];
+	t->direct = h->nr_palette == h->nr_rules;
+	for (i = 0; t->direct && i < h->nr_palette; i++)
+		t->direct = t->palette[i] == i;
+	for (i = 0; t->direct && i < t->nr_pages; i++)
+		t->direct = !t->page[i].palette;
 }

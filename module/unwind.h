@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The unwinder core's interface: table validation and lookup index, the
- * in-memory table and mapping types, and the user-stack walk.
+ * The unwinder core's interface: table validation, the in-memory table and
+ * mapping types, row lookup and the user-stack walk.
  *
  * The same sources (table_check.c, unwind.c) are compiled twice: into the
  * module, where unwind_env_kernel.h supplies the types and a user-memory
@@ -29,59 +29,51 @@
 #include <linux/uwprof.h>
 
 /*
- * A validated table. Every pointer points into the caller's blob (which must
- * stay alive and unchanged as long as the table is used) or into the lookup
- * index the caller allocated for uwprof_table_init().
- *
- * Lookup index: slot b holds the index of the row that covers vaddr
- * base + (b << idx_shift), so the row for any vaddr lies between idx[b] and
- * idx[b + 1]; a short binary search finishes the job. idx has nr_idx + 1
- * slots, the last one being nr_rows - 1. idx_shift is chosen so the index
- * has at most one slot per two rows (see table_check.c).
+ * A validated table: every pointer points into the caller's blob, which
+ * must stay alive and unchanged as long as the table is used. The blob
+ * itself is the lookup structure (see the uapi header): the page of a
+ * vaddr is its offset from base shifted right, and a binary search over
+ * that page's 16-bit offsets finds the row. uwprof_table_check() proved
+ * every index a lookup follows in range, and span bounds the pages.
  */
 struct uwprof_table {
 	const struct uwprof_table_hdr *hdr;
-	const u32 *pc;			/* nr_rows offsets from base */
-	const u16 *rule_idx;		/* nr_rows indexes into rules */
+	const struct uwprof_table_page *page;	/* nr_pages + 1 */
+	const u16 *pc;				/* nr_rows offsets in their pages */
+	const u8 *slot;				/* nr_rows palette slots */
+	const u16 *palette;			/* nr_palette indexes into rules */
 	const struct uwprof_rule *rules;
-	const u32 *idx;			/* nr_idx + 1 slots */
-	u64 id;				/* rule cache key; 0: never cached */
-	u64 base;			/* object vaddr of pc[] offset 0 */
-	u64 span;			/* pc[nr_rows - 1]: vaddrs covered */
+	u64 base;			/* object vaddr of page 0's first byte */
+	u64 span;			/* vaddrs covered: base .. base + span */
+	u32 page_shift;
+	u32 page_mask;			/* (1 << page_shift) - 1 */
 	u32 nr_rows;
 	u32 nr_rules;
-	u32 nr_idx;
-	u32 idx_shift;
+	u32 nr_pages;
+	bool direct;			/* one palette for all pages, 0 .. nr_rules - 1 */
 };
 
 /*
  * Check a table blob (uapi layout) completely: header fields, arch equal to
- * the running one, sizes, counts, pcs strictly increasing, rule indexes,
- * every rule's types, offsets and reserved bytes, last row END, and that
- * 'size' is exactly the blob size the header implies. The blob must be 8-byte
- * aligned. On success stores in *idx_bytes the size of the lookup index that
- * uwprof_table_init() needs (at most 4 * (nr_rows / 2 + 2) bytes).
+ * the running one, sizes, counts, reserved bytes and padding zero, every
+ * rule's types and offsets, palette entries naming rules, pages each
+ * starting a row later than the one before with a first row at offset 0,
+ * offsets strictly increasing and inside their page, every row's palette
+ * slot inside the palettes, last row END, and that 'size' is exactly the
+ * blob size the header implies. The blob must be 8-byte aligned.
  *
- * Return: 0, -EINVAL (malformed) or -E2BIG (nr_rows or nr_rules above the
- * UWPROF_TABLE_MAX_* limits).
+ * Return: 0, -EINVAL (malformed) or -E2BIG (nr_rows, nr_rules or
+ * nr_palette above the UWPROF_TABLE_MAX_* limits).
  */
-int uwprof_table_check(const void *blob, u64 size, u64 *idx_bytes);
+int uwprof_table_check(const void *blob, u64 size);
 
-/*
- * Fill 't' for a blob that passed uwprof_table_check() and build its lookup
- * index into 'idx' (idx_bytes from the check, 4-byte aligned, caller-owned:
- * kvmalloc() in the module, malloc() on the host). 'id' keys the table's
- * rows in a rule cache: it must differ from the id of every other table a
- * cache has seen or will see (the module counts them up from 1); 0 keeps
- * the table out of caches. Cannot fail.
- */
-void uwprof_table_init(struct uwprof_table *t, const void *blob, u32 *idx,
-		       u64 id);
+/* Fill 't' for a blob that passed uwprof_table_check(). Cannot fail. */
+void uwprof_table_init(struct uwprof_table *t, const void *blob);
 
 /*
  * The rule for object vaddr 'vaddr', or NULL when the table does not cover
- * it (before the first row or at/after the last one). END rows are returned
- * as such; the caller decides what a gap means.
+ * it (before base or at/after the last row). END rows are returned as
+ * such; the caller decides what a gap means.
  */
 const struct uwprof_rule *uwprof_table_lookup(const struct uwprof_table *t,
 					      u64 vaddr);
@@ -116,47 +108,55 @@ struct uwprof_regs {
 };
 
 /*
- * Rows already found, keyed by (table id, vaddr). A profiler samples the
- * same hot return addresses over and over; a hit costs one hashed load
- * instead of the index and binary search, and the copied rule saves the
- * dependent loads of rule_idx[] and rules[]. Table ids are never reused
- * while a cache lives, so an entry can only ever match the very table it
- * was filled from: nothing needs invalidating when tables come and go.
- * Zeroed memory is an empty cache. Used by one walk at a time (the module
- * keeps one per CPU, inside the ring guard).
+ * Rows already found, keyed by (mapping list id, runtime address). A
+ * profiler samples the same hot return addresses over and over; a hit
+ * costs one load and compare instead of the mapping search, the page
+ * lookup and the rule's dependent loads. A list id names one immutable
+ * mapping list, tables included (uwprof_unwind_req.maps_id), so an entry
+ * can only ever match the very list and row it was filled from: nothing
+ * needs invalidating when tables or lists come and go. Zeroed memory is an
+ * empty cache. Used by one walk at a time (the module keeps one per CPU,
+ * inside the ring guard).
  */
 #define UWPROF_RULE_CACHE_BITS	8
-#define UWPROF_RULE_CACHE_NEXT_BITS	11
+#define UWPROF_RULE_CACHE_NEXT_BITS	12
 
 struct uwprof_rule_cache_ent {
-	u64 vaddr;
-	u64 table_id;
-	struct uwprof_rule rule;
+	u64 at;		/* the address looked up: pc, or return address - 1 */
+	u64 maps_id;	/* 0: empty */
 	/*
 	 * The rule decoded once, when the entry is filled, for the walk's
 	 * fast loop (unwind.c); 0 for rows only the general step takes.
 	 */
 	u8 kind;
-	u8 __pad[3];
+	u8 regs;	/* the rule has UWPROF_RULE_REGS: 0 or 1 */
+	u16 ctx;	/* this entry's context for next[] */
 	u32 span;	/* bytes below the CFA the fast loop reads */
+	struct uwprof_rule rule;
+	u64 cfa;	/* the fast loop's last CFA from this row */
+	u64 __pad2;
 };
 
 struct uwprof_rule_cache {
 	struct uwprof_rule_cache_ent ent[1U << UWPROF_RULE_CACHE_BITS];
 	/*
-	 * Where the next frame's row was found last time after the same two
-	 * rows, as a byte offset into ent[], indexed by a hash of those rows'
-	 * offsets: hot stacks repeat, so the next row can be loaded before
-	 * the return address that keys it is read. A hint only; the key is
-	 * always compared. Two rows of context, not one, because a function
-	 * called from several sites has several callers, and the row below
-	 * it often tells which.
+	 * Which entry held the next frame's row last time after the same two
+	 * rows, as the entry's number times 8, indexed by the older row's
+	 * context (its entry's ctx) plus the newer one's entry number times
+	 * 8: hot stacks repeat, so the next row is loaded before the return
+	 * address that keys it is read. Two rows of context, not one, because
+	 * a function called from several sites has several callers, and the
+	 * row below it often tells which. A hint only; the key is always
+	 * compared.
 	 */
 	u16 next[1U << UWPROF_RULE_CACHE_NEXT_BITS];
 };
 
-static_assert((sizeof(struct uwprof_rule_cache_ent) << UWPROF_RULE_CACHE_BITS) <=
-	      1U << 16, "next[] holds byte offsets into ent[] in 16 bits");
+/* One cache line per entry, so entry * 8 scales by 8 again to an address. */
+static_assert(sizeof(struct uwprof_rule_cache_ent) == 64,
+	      "a rule cache entry is one 64-byte line");
+static_assert(UWPROF_RULE_CACHE_NEXT_BITS >= UWPROF_RULE_CACHE_BITS + 4,
+	      "next[] indexes add an entry number times 8 to a context below half their range");
 
 /*
  * How far into a function without a frame record pc may be for a direct
@@ -183,6 +183,13 @@ struct uwprof_unwind_req {
 	 */
 	u32 at_flags;
 	struct uwprof_rule_cache *cache;	/* NULL: look every row up */
+	/*
+	 * Names maps[] and every table it points to for the rule cache: an id
+	 * must never name two different lists while a cache lives (the module
+	 * counts them up from 1; a forked copy of a list keeps its id). 0
+	 * keeps the walk out of the cache.
+	 */
+	u64 maps_id;
 	/*
 	 * The environment's reader context: NULL in the module; the host
 	 * tests pass their reader (process or snapshot).

@@ -112,14 +112,15 @@ static void cfi_reg_rule(const struct cfi_reg *r, uint8_t *type, int32_t *off,
 static void cfi_saved_rule(const struct uwprof_cfi *c,
 			   const struct cfi_state *s, struct uwprof_rule *r)
 {
-	int i;
+	unsigned int m = s->cs_at_cfa, i;
 
-	for (i = 0; i < CS_MAX; i++) {
-		if (!(s->cs_at_cfa & (1U << i)) || s->cs_off[i] < INT16_MIN ||
-		    s->cs_off[i] > INT16_MAX)
+	/* The saved ones only, lowest first: a row saves few, if any. */
+	for (; m; m &= m - 1) {
+		i = (unsigned int)__builtin_ctz(m);
+		if (s->cs_off[i] < INT16_MIN || s->cs_off[i] > INT16_MAX)
 			continue;
 		r->saved_type = UWPROF_REG_AT_CFA;
-		r->saved_reg = cs_reg(c, i);
+		r->saved_reg = cs_reg(c, (int)i);
 		r->saved_off = (int16_t)s->cs_off[i];
 		return;
 	}

@@ -72,7 +72,7 @@ static void obj_keep_table(struct rec_obj *o, struct uwprof_blob *b)
 	o->tab = malloc(sizeof(*o->tab));
 	if (!o->tab)
 		return;
-	if (uwprof_snap_table_init(o->tab, b->data, b->size, o->id)) {
+	if (uwprof_snap_table_init(o->tab, b->data, b->size)) {
 		free(o->tab);
 		o->tab = NULL;
 		return;

@@ -12,19 +12,15 @@
 #include "vec.h"
 
 int uwprof_snap_table_init(struct uwprof_snap_table *st, void *blob,
-			   size_t size, uint64_t id)
+			   size_t size)
 {
-	u64 idx_bytes;
 	int ret;
 
 	memset(st, 0, sizeof(*st));
-	ret = uwprof_table_check(blob, size, &idx_bytes);
+	ret = uwprof_table_check(blob, size);
 	if (ret)
 		return ret;
-	st->idx = malloc(idx_bytes ? idx_bytes : 4);
-	if (!st->idx)
-		return -ENOMEM;
-	uwprof_table_init(&st->t, blob, st->idx, id);
+	uwprof_table_init(&st->t, blob);
 	st->blob = blob;
 	return 0;
 }
@@ -32,7 +28,6 @@ int uwprof_snap_table_init(struct uwprof_snap_table *st, void *blob,
 void uwprof_snap_table_free(struct uwprof_snap_table *st)
 {
 	free(st->blob);
-	free(st->idx);
 	memset(st, 0, sizeof(*st));
 }
 

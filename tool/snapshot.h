@@ -15,20 +15,18 @@
 
 #include "unwind.h"
 
-/* An object's table as the core reads it: the blob and its lookup index. */
+/* An object's table as the core reads it: the blob is its own index. */
 struct uwprof_snap_table {
 	void			*blob;
-	uint32_t		*idx;
 	struct uwprof_table	t;
 };
 
 /*
- * Check a blob as the module does and index it. On success the table owns
- * 'blob' (malloc'ed); on failure the caller keeps it. 0, -EINVAL, -E2BIG or
- * -ENOMEM.
+ * Check a blob as the module does. On success the table owns 'blob'
+ * (malloc'ed); on failure the caller keeps it. 0, -EINVAL or -E2BIG.
  */
 int uwprof_snap_table_init(struct uwprof_snap_table *st, void *blob,
-			   size_t size, uint64_t id);
+			   size_t size);
 void uwprof_snap_table_free(struct uwprof_snap_table *st);
 
 /* The parts of a sample record that carries a snapshot. */

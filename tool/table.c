@@ -22,6 +22,7 @@
 #include "outermost.h"
 #include "plt.h"
 #include "table.h"
+#include "table_pages.h"
 
 /*
  * A rule as a key: the 24-byte rule, every field of it (saved register
@@ -55,8 +56,6 @@ struct tb {
 	uint32_t	*hash;		/* rule index + 1, open addressing */
 	size_t		mask;
 	uint64_t	clip;		/* rows start no lower than this */
-	uint16_t	last_idx;	/* most recent rule, checked first */
-	int		have_last;
 	int		too_many_rules;
 	int		too_far;	/* a row beyond base + 4 GiB */
 };
@@ -113,10 +112,7 @@ static int tb_intern(struct tb *b, const union tb_rule *t)
 {
 	size_t i;
 
-	if (b->have_last && tb_rule_eq(&b->rules[b->last_idx], t))
-		return b->last_idx;
-	if (b->nr_rules * 2 >= b->mask && tb_grow_hash(b))
-		return -ENOMEM;
+	/* table_build() made the table; it grows after an insertion. */
 	i = tb_rule_hash(t) & b->mask;
 	while (b->hash[i]) {
 		if (tb_rule_eq(&b->rules[b->hash[i] - 1], t))
@@ -138,10 +134,12 @@ static int tb_intern(struct tb *b, const union tb_rule *t)
 	}
 	b->rules[b->nr_rules++] = *t;
 	b->hash[i] = (uint32_t)b->nr_rules;
+	/* At most half full, so a probe always ends at an empty slot. */
+	if (b->nr_rules * 2 >= b->mask && tb_grow_hash(b))
+		return -ENOMEM;
+	return (int)b->nr_rules - 1;
 found:
-	b->last_idx = (uint16_t)(b->hash[i] - 1);
-	b->have_last = 1;
-	return b->last_idx;
+	return (int)b->hash[i] - 1;
 }
 
 static int tb_reserve(struct tb *b, size_t n)
@@ -257,62 +255,13 @@ static int table_sort_fdes(struct uwprof_cfi_fde *a, size_t n)
 	return 0;
 }
 
-static int table_write_blob(struct tb *b, const struct uwprof_elf *e,
-			    struct uwprof_blob *out)
+/* The statistics of the blob's rows, from their count per rule. */
+static void table_count(const struct tb *b, const uint64_t *per_rule,
+			const struct uwprof_table_hdr *h,
+			struct uwprof_table_stats *st)
 {
-	struct uwprof_table_hdr h;
-	struct uwprof_rule *rules;
-	uint64_t size;
-	uint8_t *blob;
 	size_t i;
 
-	if (b->n > UWPROF_TABLE_MAX_ROWS) {
-		tb_fail(out->err, "%s: %zu rows, more than the %u a table holds",
-			e->path, b->n, UWPROF_TABLE_MAX_ROWS);
-		return -E2BIG;
-	}
-	memset(&h, 0, sizeof(h));
-	h.magic = UWPROF_TABLE_MAGIC;
-	h.version = UWPROF_TABLE_VERSION;
-	h.arch = e->arch;
-	h.hdr_size = sizeof(h);
-	h.rule_size = sizeof(struct uwprof_rule);
-	h.nr_rows = (uint32_t)b->n;
-	h.nr_rules = (uint32_t)b->nr_rules;
-	h.base = b->base;
-	if (e->build_id_size) {
-		h.build_id_size = e->build_id_size < sizeof(h.build_id) ?
-				  (uint32_t)e->build_id_size :
-				  (uint32_t)sizeof(h.build_id);
-		memcpy(h.build_id, e->build_id, h.build_id_size);
-	}
-	size = UWPROF_TABLE_SIZE(&h);
-	blob = calloc(1, size);
-	if (!blob) {
-		tb_fail(out->err, "%s: out of memory for a %llu-byte table",
-			e->path, (unsigned long long)size);
-		return -ENOMEM;
-	}
-	memcpy(blob, &h, sizeof(h));
-	memcpy(blob + UWPROF_TABLE_ROWS_OFF(&h), b->pc, b->n * sizeof(*b->pc));
-	memcpy(blob + UWPROF_TABLE_IDX_OFF(&h), b->idx, b->n * sizeof(*b->idx));
-	rules = (struct uwprof_rule *)(blob + UWPROF_TABLE_RULES_OFF(&h));
-	for (i = 0; i < b->nr_rules; i++)
-		rules[i] = b->rules[i].r;
-	out->data = blob;
-	out->size = size;
-	return 0;
-}
-
-static int table_count(const struct tb *b, struct uwprof_table_stats *st)
-{
-	uint64_t *per_rule = calloc(b->nr_rules, sizeof(*per_rule));
-	size_t i;
-
-	if (!per_rule)
-		return -ENOMEM;
-	for (i = 0; i < b->n; i++)
-		per_rule[b->idx[i]]++;
 	for (i = 0; i < b->nr_rules; i++) {
 		const struct uwprof_rule *r = &b->rules[i].r;
 		uint64_t reason = b->rules[i].reason;
@@ -326,10 +275,68 @@ static int table_count(const struct tb *b, struct uwprof_table_stats *st)
 		if (reason < UWPROF_UNSUP__COUNT)
 			st->unsupported[reason] += per_rule[i];
 	}
-	st->rows = b->n;
+	st->rows = h->nr_rows;
+	st->page_rows = h->nr_rows - b->n;
 	st->rules = b->nr_rules;
+	st->pages = h->nr_pages;
+	st->page_shift = h->page_shift;
+	st->palette = h->nr_palette;
+}
+
+static int table_write_blob(struct tb *b, const struct uwprof_elf *e,
+			    struct uwprof_blob *out,
+			    struct uwprof_table_stats *st)
+{
+	struct uwprof_table_hdr h;
+	struct uwprof_rule *rules;
+	uint64_t *per_rule;
+	void *blob;
+	size_t i;
+	int ret;
+
+	if (b->n > UWPROF_TABLE_MAX_ROWS) {
+		tb_fail(out->err, "%s: %zu rows, more than the %u a table holds",
+			e->path, b->n, UWPROF_TABLE_MAX_ROWS);
+		return -E2BIG;
+	}
+	memset(&h, 0, sizeof(h));
+	h.magic = UWPROF_TABLE_MAGIC;
+	h.version = UWPROF_TABLE_VERSION;
+	h.arch = e->arch;
+	h.hdr_size = sizeof(h);
+	h.rule_size = sizeof(struct uwprof_rule);
+	h.nr_rules = (uint32_t)b->nr_rules;
+	h.base = b->base;
+	if (e->build_id_size) {
+		h.build_id_size = e->build_id_size < sizeof(h.build_id) ?
+				  (uint32_t)e->build_id_size :
+				  (uint32_t)sizeof(h.build_id);
+		memcpy(h.build_id, e->build_id, h.build_id_size);
+	}
+	per_rule = malloc(b->nr_rules * sizeof(*per_rule));
+	if (!per_rule) {
+		tb_fail(out->err, "%s: out of memory", e->path);
+		return -ENOMEM;
+	}
+	ret = uwprof_table_pages(&h, b->pc, b->idx, b->n, &blob, per_rule);
+	if (ret == -E2BIG)
+		tb_fail(out->err,
+			"%s: %zu rows and page starts, more than the %u a table holds",
+			e->path, b->n, UWPROF_TABLE_MAX_ROWS);
+	else if (ret)
+		tb_fail(out->err, "%s: out of memory for a table of %zu rows",
+			e->path, b->n);
+	if (ret)
+		goto free_count;
+	rules = (struct uwprof_rule *)((uint8_t *)blob + UWPROF_TABLE_RULES_OFF(&h));
+	for (i = 0; i < b->nr_rules; i++)
+		rules[i] = b->rules[i].r;
+	table_count(b, per_rule, &h, st);
+	out->data = blob;
+	out->size = UWPROF_TABLE_SIZE(&h);
+free_count:
 	free(per_rule);
-	return 0;
+	return ret;
 }
 
 /* Rows of every FDE in address order; an earlier FDE wins an overlap. */
@@ -347,6 +354,8 @@ static int table_build(struct uwprof_cfi *c, const struct uwprof_elf *ex,
 		return ret;
 	/* Rows take at least a byte of CFI each, FDE headers aside. */
 	ret = tb_reserve(b, c->size / 4 + 64);
+	if (!ret)
+		ret = tb_grow_hash(b);
 	if (ret)
 		return ret;
 	for (i = 0; i < c->nr_fdes; i++) {
@@ -600,12 +609,7 @@ static int table_compile_elf(struct uwprof_elf *e, int search_debug,
 		tb_fail(out->err, "%s: out of memory", e->path);
 	if (ret)
 		goto free_tb;
-	ret = table_count(&b, st);
-	if (ret) {
-		tb_fail(out->err, "%s: out of memory", e->path);
-		goto free_tb;
-	}
-	ret = table_write_blob(&b, e, out);
+	ret = table_write_blob(&b, e, out, st);
 	if (ret)
 		goto free_tb;
 	st->bytes = out->size;

@@ -31,7 +31,8 @@ enum uwprof_cfi_source {
 
 /*
  * A compiled table. 'data' holds the blob exactly as UWPROF_IOC_TABLE_ADD
- * takes it (header, pc[], rule[], padding, rules[]); it is 8-byte aligned.
+ * takes it (header, pages, rows, palettes, rules: see <linux/uwprof.h>);
+ * it is 8-byte aligned.
  */
 struct uwprof_blob {
 	void		*data;
@@ -49,6 +50,7 @@ struct uwprof_table_stats {
 	uint64_t	fdes_overlapping;	/* of those, clipped by an earlier one */
 	uint64_t	fdes_outside;		/* FDEs outside executable segments: dropped */
 	uint64_t	rows;			/* rows in the blob, END rows included */
+	uint64_t	page_rows;		/* of those, added to start a page */
 	/* END, PLT and signal rows; signal rows are not counted unsupported */
 	uint64_t	end_rows;
 	uint64_t	plt_rows;
@@ -56,6 +58,9 @@ struct uwprof_table_stats {
 	/* functions without CFI given rows from their code (nocfi.h) */
 	uint64_t	nocfi_fdes;
 	uint64_t	rules;
+	uint64_t	pages;
+	uint64_t	page_shift;		/* pages of 1 << page_shift bytes */
+	uint64_t	palette;		/* palette entries */
 	uint64_t	bytes;			/* blob size */
 	uint64_t	unsupported[UWPROF_UNSUP__COUNT];	/* rows, by reason */
 	uint64_t	wall_ns;		/* time spent in the compile call */
@@ -94,13 +99,16 @@ void uwprof_blob_free(struct uwprof_blob *b);
 
 /*
  * Check that a blob is well formed the way the module requires (magic,
- * sizes, strictly increasing pc[], rule indexes in range, reserved bytes
- * zero, last row END). Returns 0 or -EINVAL with 'err' set.
+ * version, sizes, counts, pages in order each starting with a row at
+ * offset 0, offsets strictly increasing in a page, palette slots and
+ * entries in range, padding and reserved bytes zero, last row END).
+ * Returns 0 or -EINVAL with 'err' set.
  */
 int uwprof_blob_check(const void *data, size_t size, char *err, size_t errlen);
 
 /*
- * Print one line per row, addresses as the object's virtual addresses:
+ * Print one line per row of the blob (page starts included), addresses as
+ * the object's virtual addresses:
  *   0x<addr> cfa=<reg><+|-><n> fp=<rule> ra=<rule>[ pac]
  *   0x<addr> plt cfa=<reg>+<n> arg=<t> fp=<rule> ra=<rule>
  *   0x<addr> sig ...		(signal trampoline)

@@ -42,7 +42,7 @@ static void table_usage(FILE *f)
 		"      [pac] [saved=<reg>:c<+|-><n>]\n"
 		"  or 0x<addr> end|plt|sig ...; rules: u, c+N, v+N, rN, lr, s, exp;\n"
 		"  saved: the callee-saved register the row records (see uwprof.h).\n"
-		"  --stats      also print '# ' lines: rows, bytes, bytes/row,\n"
+		"  --stats      also print '# ' lines: rows, pages, bytes, bytes/row,\n"
 		"               unsupported rows by reason, wall time\n"
 		"  --quiet      do not print the rows\n"
 		"  --blob OUT   write the table blob (uapi format) to OUT\n"
@@ -83,13 +83,17 @@ static void print_stats(const struct uwprof_table_stats *st)
 	       (unsigned long long)st->cies, (unsigned long long)st->fdes,
 	       (unsigned long long)st->fdes_overlapping,
 	       (unsigned long long)st->fdes_outside);
-	printf("# rows: %llu (end %llu, plt %llu, signal %llu) rules: %llu\n",
+	printf("# rows: %llu (end %llu, plt %llu, signal %llu, page starts %llu) rules: %llu\n",
 	       (unsigned long long)st->rows, (unsigned long long)st->end_rows,
 	       (unsigned long long)st->plt_rows,
 	       (unsigned long long)st->signal_rows,
+	       (unsigned long long)st->page_rows,
 	       (unsigned long long)st->rules);
 	printf("# no-cfi: %llu functions with rows from their code\n",
 	       (unsigned long long)st->nocfi_fdes);
+	printf("# pages: %llu of %llu bytes, palette entries: %llu\n",
+	       (unsigned long long)st->pages, 1ULL << st->page_shift,
+	       (unsigned long long)st->palette);
 	printf("# bytes: %llu bytes/row: %.2f\n", (unsigned long long)st->bytes,
 	       st->rows ? (double)st->bytes / (double)st->rows : 0.0);
 	for (i = 0; i < UWPROF_UNSUP__COUNT; i++)

@@ -99,10 +99,12 @@ static inline int uwprof_host_read(void *ctx, void *dst, u64 addr, size_t n)
 {
 	struct uwprof_host_env *env = ctx;
 	const struct uwprof_host_region *r = &env->region[0];
+	u64 o = addr - r->start;
 	u8 buf[UWPROF_HOST_READ_MAX];
 
-	if (likely(addr - r->start < r->size && n <= r->size - (addr - r->start))) {
-		memcpy(dst, r->data + (addr - r->start), n);
+	/* o below size first: o + n cannot wrap then (n is small). */
+	if (likely(o < r->size && o + n <= r->size)) {
+		memcpy(dst, r->data + o, n);
 		return 0;
 	}
 	if (n > sizeof(buf) || uwprof_host_read_slow(env, buf, addr, n))

@@ -3,16 +3,20 @@
  * Replays inputs through the table compiler's in-memory entry point, the
  * way the fuzzer does: every input in tests/fuzz/regressions/ (inputs that
  * once crashed or hung it) and the seeds. An input may be rejected, but a
- * blob that compiles must pass uwprof_blob_check(), and for a seed the
- * in-memory compile must give the same blob as compiling the file.
+ * blob that compiles must pass uwprof_blob_check() and, for the host's
+ * arch, the module's check with every lookup right (blob_exercise.h), and
+ * for a seed the in-memory compile must give the same blob as compiling
+ * the file. Inputs named blob-* are table blobs (fuzz-blob's): they go to
+ * the module's check and lookups as they are.
  * TAP output: one line per input.
  */
 #include <errno.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "table.h"
+#include "blob_exercise.h"
 
 static int read_all(const char *path, unsigned char **buf, size_t *len)
 {
@@ -62,12 +66,23 @@ int main(int argc, char **argv)
 			failed++;
 			continue;
 		}
+		if (!strncmp(basename(argv[i]), "blob-", 5)) {
+			/* Aborts on a violation, as the fuzzer would. */
+			ret = bx_blob(buf, len, 0);
+			printf("ok %d - %s: blob %s\n", n++, argv[i],
+			       ret ? "refused by the module's check" :
+			       "accepted, every lookup inside it");
+			free(buf);
+			continue;
+		}
 		ret = uwprof_table_compile_mem(buf, len, argv[i], &b, NULL);
 		if (!ret) {
 			what = "compiles to a valid blob";
 			if (uwprof_blob_check(b.data, b.size, err, sizeof(err))) {
 				ok = 0;
 				what = err;
+			} else {
+				bx_blob(b.data, b.size, b.arch == UWPROF_ARCH_ID);
 			}
 		} else if (!b.err[0] || strchr(b.err, '\n')) {
 			ok = 0;

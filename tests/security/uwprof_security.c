@@ -134,13 +134,8 @@ static int victim_table(int fd, uint64_t id, const struct uwprof_rule *rule)
 	struct uwt_blob b;
 	int ret;
 
-	if (uwt_blob_make(&b, 2))
+	if (uwt_blob_one(&b, start, (uint32_t)len))
 		return -ENOMEM;
-	uwt_hdr(&b)->base = start;
-	uwt_pcs(&b)[0] = 0;
-	uwt_pcs(&b)[1] = len;
-	uwt_ridx(&b)[0] = 1;
-	uwt_ridx(&b)[1] = 0;
 	uwt_rules(&b)[1] = *rule;
 	ret = uwt_table_add(fd, id, b.data, b.size);
 	free(b.data);

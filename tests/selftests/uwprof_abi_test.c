@@ -163,8 +163,24 @@ TEST_F(dev, table_rows)
 	BAD(-EINVAL, uwt_hdr(b)->build_id_size = 21);
 	BAD(-EINVAL, uwt_pcs(b)[10] = uwt_pcs(b)[9]);
 	BAD(-EINVAL, uwt_pcs(b)[10] = 0);
-	BAD(-EINVAL, uwt_ridx(b)[5] = 2);
-	BAD(-EINVAL, uwt_ridx(b)[63] = 1);
+	BAD(-EINVAL, uwt_slots(b)[5] = 2);
+	BAD(-EINVAL, uwt_slots(b)[63] = 1);
+	/* Pages: 4 of 16 rows each. */
+	BAD(-EINVAL, uwt_hdr(b)->page_shift = 17);
+	BAD(-EINVAL, uwt_hdr(b)->page_shift = 7);
+	BAD(-EINVAL, uwt_hdr(b)->__reserved = 1);
+	BAD(-EINVAL, uwt_hdr(b)->nr_pages = 0);
+	BAD(-EINVAL, uwt_hdr(b)->nr_palette = 0);
+	BAD(-E2BIG, uwt_hdr(b)->nr_palette = UWPROF_TABLE_MAX_PALETTE + 1);
+	BAD(-EINVAL, uwt_pages(b)[0].row = 1);
+	BAD(-EINVAL, uwt_pages(b)[2].row = uwt_pages(b)[1].row);
+	BAD(-EINVAL, uwt_pages(b)[2].row = 65);
+	BAD(-EINVAL, uwt_pages(b)[4].row = 63);
+	BAD(-EINVAL, uwt_pages(b)[4].palette = 1);
+	BAD(-EINVAL, uwt_pages(b)[3].palette = 3);
+	BAD(-EINVAL, uwt_pcs(b)[16] = 16);
+	BAD(-EINVAL, uwt_pcs(b)[63] = 256);
+	BAD(-EINVAL, uwt_palette(b)[1] = 2);
 	BAD(-EINVAL, uwt_rules(b)[1].cfa_type = 77);
 	BAD(-EINVAL, uwt_rules(b)[1].ra_type = 77);
 	BAD(-EINVAL, uwt_rules(b)[1].fp_type = 77);
@@ -241,12 +257,12 @@ TEST_F(dev, table_memory_cap)
 	if (uwt_param("table_mem_max", &old, false))
 		SKIP(return, "no table_mem_max parameter");
 	ASSERT_EQ(0, uwt_blob_make(&small, 16));
-	ASSERT_EQ(0, uwt_blob_make(&huge, 100000));
+	ASSERT_EQ(0, uwt_blob_make(&huge, 150000));
 
 	ASSERT_EQ(0, uwt_stats(self->fd, &st));
 	cap = 300 * 1024;
 	ASSERT_EQ(0, uwt_param("table_mem_max", &cap, true));
-	/* 600 KB over a 300 KB cap: that upload fails, nothing else. */
+	/* 525 KB over a 300 KB cap: that upload fails, nothing else. */
 	EXPECT_EQ(-ENOSPC, uwt_table_add(self->fd, 7, huge.data, huge.size));
 	EXPECT_EQ(0, uwt_table_add(self->fd, 8, small.data, small.size));
 	cap = 1;

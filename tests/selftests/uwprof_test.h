@@ -67,25 +67,42 @@ static inline int uwt_ioctl(int fd, unsigned long cmd, void *arg)
 
 /* ---- synthetic tables ---- */
 
-/* A blob with 'rows' rows, 16 bytes apart, all CFA=sp+8 but the last (END). */
+/*
+ * A blob with 'rows' rows, 16 bytes apart, all CFA=sp+8 but the last
+ * (END), in pages of 256 bytes (16 rows each, the first at offset 0) that
+ * share one palette: rule 0 END, rule 1 CFA=sp+8.
+ */
 struct uwt_blob {
 	void *data;
 	size_t size;
 };
+
+#define UWT_PAGE_SHIFT	8
 
 static inline struct uwprof_table_hdr *uwt_hdr(struct uwt_blob *b)
 {
 	return b->data;
 }
 
-static inline uint32_t *uwt_pcs(struct uwt_blob *b)
+static inline struct uwprof_table_page *uwt_pages(struct uwt_blob *b)
 {
-	return (uint32_t *)((char *)b->data + UWPROF_TABLE_ROWS_OFF(uwt_hdr(b)));
+	return (struct uwprof_table_page *)((char *)b->data +
+					    UWPROF_TABLE_PAGES_OFF(uwt_hdr(b)));
 }
 
-static inline uint16_t *uwt_ridx(struct uwt_blob *b)
+static inline uint16_t *uwt_pcs(struct uwt_blob *b)
 {
-	return (uint16_t *)((char *)b->data + UWPROF_TABLE_IDX_OFF(uwt_hdr(b)));
+	return (uint16_t *)((char *)b->data + UWPROF_TABLE_PC_OFF(uwt_hdr(b)));
+}
+
+static inline uint8_t *uwt_slots(struct uwt_blob *b)
+{
+	return (uint8_t *)b->data + UWPROF_TABLE_SLOT_OFF(uwt_hdr(b));
+}
+
+static inline uint16_t *uwt_palette(struct uwt_blob *b)
+{
+	return (uint16_t *)((char *)b->data + UWPROF_TABLE_PALETTE_OFF(uwt_hdr(b)));
 }
 
 static inline struct uwprof_rule *uwt_rules(struct uwt_blob *b)
@@ -96,6 +113,7 @@ static inline struct uwprof_rule *uwt_rules(struct uwt_blob *b)
 
 static inline int uwt_blob_make(struct uwt_blob *b, uint32_t rows)
 {
+	const uint32_t per_page = (1U << UWT_PAGE_SHIFT) / 16;
 	struct uwprof_table_hdr h = {
 		.magic = UWPROF_TABLE_MAGIC,
 		.version = UWPROF_TABLE_VERSION,
@@ -105,6 +123,9 @@ static inline int uwt_blob_make(struct uwt_blob *b, uint32_t rows)
 		.nr_rows = rows,
 		.nr_rules = 2,
 		.base = 0x1000,
+		.nr_pages = (rows + per_page - 1) / per_page,
+		.nr_palette = 2,
+		.page_shift = UWT_PAGE_SHIFT,
 	};
 	struct uwprof_rule *r;
 	uint32_t i;
@@ -114,10 +135,15 @@ static inline int uwt_blob_make(struct uwt_blob *b, uint32_t rows)
 		return -ENOMEM;
 	memset(b->data, 0, b->size);
 	memcpy(b->data, &h, sizeof(h));
+	for (i = 0; i < h.nr_pages; i++)
+		uwt_pages(b)[i].row = i * per_page;
+	uwt_pages(b)[h.nr_pages].row = rows;
+	uwt_pages(b)[h.nr_pages].palette = 2;
 	for (i = 0; i < rows; i++) {
-		uwt_pcs(b)[i] = i * 16;
-		uwt_ridx(b)[i] = i + 1 < rows ? 1 : 0;
+		uwt_pcs(b)[i] = (uint16_t)(i % per_page * 16);
+		uwt_slots(b)[i] = i + 1 < rows ? 1 : 0;
 	}
+	uwt_palette(b)[1] = 1;
 	r = uwt_rules(b);
 	r[0].cfa_type = UWPROF_CFA_END;
 	r[1].cfa_type = UWPROF_CFA_SP;
@@ -125,6 +151,25 @@ static inline int uwt_blob_make(struct uwt_blob *b, uint32_t rows)
 	r[1].fp_type = UWPROF_REG_SAME;
 	r[1].ra_type = UWPROF_REG_AT_CFA;
 	r[1].ra_off = -8;
+	return 0;
+}
+
+/*
+ * A blob of one row over [base, base + len), len below 64 KiB, with rule 1
+ * (uwt_blob_make()'s, for the caller to change), and END after it.
+ */
+static inline int uwt_blob_one(struct uwt_blob *b, uint64_t base, uint32_t len)
+{
+	struct uwprof_table_hdr *h;
+
+	if (!len || len > 0xffff || uwt_blob_make(b, 2))
+		return -EINVAL;
+	h = uwt_hdr(b);
+	if (h->nr_pages != 1)
+		return -EINVAL;
+	h->base = base;
+	h->page_shift = 16;
+	uwt_pcs(b)[1] = (uint16_t)len;
 	return 0;
 }
 

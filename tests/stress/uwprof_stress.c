@@ -214,7 +214,7 @@ static void fuzz_table(int fd, uint64_t *st, uint8_t *garbage, size_t gsize,
 	struct uwprof_table_hdr *h;
 	uint32_t rows = 1 + rnd_below(st, rnd_below(st, 8) ? 64 : 20000);
 
-	/* Now and then a real big table: a million rows, 6 MB. */
+	/* Now and then a real big table: a million rows, 3.5 MB. */
 	if (rnd_below(st, 1000) == 0)
 		rows = 1 << 20;
 	struct uwt_blob b;
@@ -228,13 +228,22 @@ static void fuzz_table(int fd, uint64_t *st, uint8_t *garbage, size_t gsize,
 	switch (rnd_below(st, 10)) {
 	case 0:	/* valid */
 		break;
-	case 1:	/* garbage rows: random pcs and rule indexes */
+	case 1:	/* garbage rows, pages and palettes */
 		for (i = 0; i < rows; i++) {
 			if (rnd_below(st, 4) == 0)
-				uwt_pcs(&b)[i] = (uint32_t)rnd(st);
+				uwt_pcs(&b)[i] = (uint16_t)rnd(st);
 			if (rnd_below(st, 4) == 0)
-				uwt_ridx(&b)[i] = (uint16_t)rnd(st);
+				uwt_slots(&b)[i] = (uint8_t)rnd(st);
 		}
+		for (i = 0; i <= h->nr_pages; i++) {
+			if (rnd_below(st, 8) == 0)
+				uwt_pages(&b)[i].row = (uint32_t)rnd(st);
+			if (rnd_below(st, 8) == 0)
+				uwt_pages(&b)[i].palette = (uint32_t)rnd(st);
+		}
+		for (i = 0; i < h->nr_palette; i++)
+			if (rnd_below(st, 4) == 0)
+				uwt_palette(&b)[i] = (uint16_t)rnd(st);
 		break;
 	case 2:	/* garbage rules */
 		for (i = 0; i < h->nr_rules * sizeof(struct uwprof_rule); i++)
@@ -242,18 +251,24 @@ static void fuzz_table(int fd, uint64_t *st, uint8_t *garbage, size_t gsize,
 				((uint8_t *)uwt_rules(&b))[i] = (uint8_t)rnd(st);
 		break;
 	case 3:	/* header fields off */
-		switch (rnd_below(st, 6)) {
+		switch (rnd_below(st, 9)) {
 		case 0: h->nr_rows = (uint32_t)rnd(st); break;
 		case 1: h->nr_rules = (uint32_t)rnd(st); break;
 		case 2: h->hdr_size = (uint32_t)rnd_below(st, 8192); break;
 		case 3: h->rule_size = (uint32_t)rnd_below(st, 64); break;
 		case 4: h->version = (uint16_t)rnd(st); break;
+		case 5: h->nr_pages = (uint32_t)rnd(st); break;
+		case 6: h->nr_palette = (uint32_t)rnd(st); break;
+		case 7: h->page_shift = (uint32_t)rnd_below(st, 64); break;
 		default: h->arch = (uint16_t)rnd(st); break;
 		}
 		break;
 	case 4:	/* huge: the largest counts the uapi allows, short data */
 		h->nr_rows = UWPROF_TABLE_MAX_ROWS - rnd_below(st, 2);
 		h->nr_rules = UWPROF_TABLE_MAX_RULES - rnd_below(st, 2);
+		h->nr_palette = UWPROF_TABLE_MAX_PALETTE - rnd_below(st, 2);
+		if (rnd_below(st, 2))
+			h->nr_pages = h->nr_rows;
 		break;
 	case 5:	/* random bit flips anywhere */
 		n = 1 + rnd_below(st, 16);
@@ -262,7 +277,7 @@ static void fuzz_table(int fd, uint64_t *st, uint8_t *garbage, size_t gsize,
 				1u << rnd_below(st, 8);
 		break;
 	case 6:	/* END row in the middle, or no END at the end */
-		uwt_ridx(&b)[rnd_below(st, rows)] = rnd_below(st, 2);
+		uwt_slots(&b)[rnd_below(st, rows)] = rnd_below(st, 2);
 		break;
 	case 7:	/* saved-register bytes of a rule without RULE_REGS */
 		(&uwt_rules(&b)[1].saved_type)[rnd_below(st, 4)] =

@@ -43,6 +43,7 @@ static u32 unwind(const struct live *l, struct uwprof_host_env *env,
 	struct uwprof_unwind_req req = {
 		.maps = l->maps, .nr_maps = l->nr_maps, .regs = *regs,
 		.ips = ips, .max_depth = MAX_FRAMES, .env = env, .cache = cache,
+		.maps_id = 1,
 	};
 
 	return uwprof_unwind_user(&req, res);

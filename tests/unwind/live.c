@@ -154,7 +154,6 @@ static struct live_obj *obj_get(struct live *l, const char *path, u64 start, u64
 {
 	struct uwprof_blob b;
 	struct live_obj *o;
-	u64 idx_bytes;
 	u32 i;
 
 	for (i = 0; i < l->nr_objs; i++)
@@ -188,19 +187,13 @@ static struct live_obj *obj_get(struct live *l, const char *path, u64 start, u64
 
 	o->blob = b.data;
 	o->size = b.size;
-	o->err = uwprof_table_check(o->blob, o->size, &idx_bytes);
+	o->err = uwprof_table_check(o->blob, o->size);
 	if (o->err) {
 		snprintf(l->err, sizeof(l->err),
 			 "%s: compiled table rejected by uwprof_table_check: %d", path, o->err);
 		return o;
 	}
-	o->idx = malloc(idx_bytes);
-	if (!o->idx) {
-		o->err = -ENOMEM;
-		return o;
-	}
-	/* Objects stay for the life of 'l': their slot number is a unique id. */
-	uwprof_table_init(&o->table, o->blob, o->idx, (u64)(o - l->objs) + 1);
+	uwprof_table_init(&o->table, o->blob);
 	o->rows = o->table.nr_rows;
 	return o;
 }
@@ -294,7 +287,6 @@ void live_free(struct live *l)
 	live_kill(l);
 	for (i = 0; i < l->nr_objs; i++) {
 		free(l->objs[i].blob);
-		free(l->objs[i].idx);
 	}
 	l->nr_objs = 0;
 }

@@ -22,7 +22,6 @@ struct live_obj {
 	int err;			/* compile or check error, 0 if none */
 	void *blob;
 	size_t size;
-	u32 *idx;
 	struct uwprof_table table;
 	u64 rows;
 };

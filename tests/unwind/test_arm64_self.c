@@ -44,9 +44,7 @@ static volatile unsigned long sink;
 static int load_table(const char *path)
 {
 	static u8 blob[4 << 20] __attribute__((aligned(8)));
-	u64 idx_bytes;
 	size_t n;
-	u32 *idx;
 	FILE *f = fopen(path, "rb");
 	int err;
 
@@ -54,13 +52,10 @@ static int load_table(const char *path)
 		return -errno;
 	n = fread(blob, 1, sizeof(blob), f);
 	fclose(f);
-	err = uwprof_table_check(blob, n, &idx_bytes);
+	err = uwprof_table_check(blob, n);
 	if (err)
 		return err;
-	idx = malloc(idx_bytes);
-	if (!idx)
-		return -ENOMEM;
-	uwprof_table_init(&self.table, blob, idx, 1);
+	uwprof_table_init(&self.table, blob);
 	return 0;
 }
 

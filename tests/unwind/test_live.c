@@ -123,7 +123,7 @@ static int run_workload(struct tap *t, const char *target, const char *script,
 {
 	static struct frames g;
 	static u64 ips[MAX_FRAMES], ips_cached[MAX_FRAMES];
-	/* One per target: its objects' table ids are only unique within it. */
+	/* One per target: its mapping lists' ids are only unique within it. */
 	struct uwprof_rule_cache *cache = calloc(1, sizeof(*cache));
 	u32 cache_diffs = 0;
 	char *argv[8] = { (char *)target };
@@ -173,13 +173,15 @@ static int run_workload(struct tap *t, const char *target, const char *script,
 		nr = uwprof_unwind_user(&req, &res);
 		tot.stop_reason[res.stop]++;
 
-		/* Through the cache kept across stops, cold or stale, then warm. */
+		/* Through the cache kept across stops, cold, then warm. */
 		for (k = 0; k < 2; k++) {
 			struct uwprof_unwind_req creq = req;
 			struct uwprof_unwind_res cres;
 			u32 cnr;
 
 			creq.cache = cache;
+			/* The list is read again at every stop: a new name. */
+			creq.maps_id = s + 1;
 			creq.ips = ips_cached;
 			cnr = uwprof_unwind_user(&creq, &cres);
 			if (cnr != nr || memcmp(&cres, &res, sizeof(res)) ||

@@ -62,7 +62,7 @@ static int elf_read(const char *path, u64 vaddr, u8 *buf, size_t n)
 
 static const struct uwprof_rule *row_rule(const struct uwprof_table *tab, u32 r)
 {
-	return &tab->rules[tab->rule_idx[r]];
+	return tb_row_rule(tab, r);
 }
 
 /* The row whose range holds vaddr, or nr_rows. */
@@ -71,7 +71,7 @@ static u32 row_at(const struct uwprof_table *tab, u64 vaddr)
 	u32 r;
 
 	for (r = 0; r + 1 < tab->nr_rows; r++)
-		if (tab->base + tab->pc[r] <= vaddr && vaddr < tab->base + tab->pc[r + 1])
+		if (tb_row_addr(tab, r) <= vaddr && vaddr < tb_row_addr(tab, r + 1))
 			return r;
 	return tab->nr_rows;
 }
@@ -84,7 +84,7 @@ static u32 saves_rbx(const struct uwprof_table *tab, u64 fn)
 {
 	u32 r = row_at(tab, fn);
 
-	if (r == tab->nr_rows || tab->base + tab->pc[r] != fn || !r ||
+	if (r == tab->nr_rows || tb_row_addr(tab, r) != fn || !r ||
 	    row_rule(tab, r - 1)->cfa_type != UWPROF_CFA_END)
 		return tab->nr_rows;
 	for (; r + 1 < tab->nr_rows && row_rule(tab, r)->cfa_type != UWPROF_CFA_END; r++)
@@ -130,7 +130,7 @@ static void walk_resolver(struct tap *t, const struct uwprof_table *tab, u32 fr,
 	stack[(cfa + f->ra_off - LDSO_STACK) / 8] = ret;
 	stack[(cfa + f->saved_off - LDSO_STACK) / 8] = rbx;
 	/* The resolver's ra at rbx + off - 8 stays 0: its caller ends it. */
-	req.regs.pc = tab->base + tab->pc[fr];
+	req.regs.pc = tb_row_addr(tab, fr);
 	req.regs.sp = sp;
 	uwprof_unwind_user(&req, &out);
 	tap_ok(t, res->cfa_type == UWPROF_CFA_REG && out.nr == 2 &&
@@ -148,12 +148,12 @@ static void check_callee(struct tap *t, const char *path,
 			 const struct uwprof_table *tab, u32 r0)
 {
 	u32 r1 = r0, i, found = 0;
-	u64 lo = tab->base + tab->pc[r0], hi;
+	u64 lo = tb_row_addr(tab, r0), hi;
 	u8 *code;
 
 	while (r1 + 1 < tab->nr_rows && row_rule(tab, r1)->cfa_type != UWPROF_CFA_END)
 		r1++;
-	hi = tab->base + tab->pc[r1];
+	hi = tb_row_addr(tab, r1);
 	code = malloc(hi - lo);
 	if (!code || elf_read(path, lo, code, hi - lo)) {
 		tap_ok(t, false, "ld.so: resolver code at %#llx readable",
@@ -187,17 +187,13 @@ static void check_ldso(struct tap *t, const char *path)
 {
 	struct uwprof_table tab;
 	struct uwprof_blob b;
-	u64 idx_bytes = 0;
-	u32 *idx, r, fn, last_fn = ~0U, reg_rows = 0, recorded = 0;
+	u32 r, fn, last_fn = ~0U, reg_rows = 0, recorded = 0;
 	int err = uwprof_table_compile(path, &b, NULL);
 
-	if (!tap_ok(t, err == 0 && !uwprof_table_check(b.data, b.size, &idx_bytes),
+	if (!tap_ok(t, err == 0 && !uwprof_table_check(b.data, b.size),
 		    "ld.so: %s compiles and passes the check (%d)", path, err))
 		return;
-	idx = malloc(idx_bytes);
-	if (!idx)
-		exit(2);
-	uwprof_table_init(&tab, b.data, idx, 0);
+	uwprof_table_init(&tab, b.data);
 	for (r = 0; r + 1 < tab.nr_rows; r++) {
 		const struct uwprof_rule *ru = row_rule(&tab, r);
 
@@ -217,7 +213,6 @@ static void check_ldso(struct tap *t, const char *path)
 	tap_ok(t, reg_rows > 0 && recorded == reg_rows,
 	       "ld.so: %u rows with CFA = rbx + n, %u of them record the saved rbx",
 	       reg_rows, recorded);
-	free(idx);
 	uwprof_blob_free(&b);
 }
 
@@ -235,8 +230,7 @@ int main(int argc, char **argv)
 		struct uwprof_table tab;
 		struct uwprof_blob b;
 		struct stat st;
-		u64 idx_bytes = 0;
-		u32 *idx, r, bad = 0;
+		u32 r, p, bad = 0;
 		int err;
 
 		if (stat(argv[i], &st) || !S_ISREG(st.st_mode) || st.st_size > MAX_OBJECT_SIZE)
@@ -248,28 +242,31 @@ int main(int argc, char **argv)
 			tap_skip(&t, b.err, "%s", argv[i]);
 			continue;
 		}
-		err = uwprof_table_check(b.data, b.size, &idx_bytes);
+		err = uwprof_table_check(b.data, b.size);
 		if (!tap_ok(&t, err == 0, "%s: %zu bytes pass uwprof_table_check (%d)",
 			    argv[i], b.size, err)) {
 			uwprof_blob_free(&b);
 			continue;
 		}
-		idx = malloc(idx_bytes);
-		if (!idx) {
-			uwprof_blob_free(&b);
-			return 2;
+		uwprof_table_init(&tab, b.data);
+		/* Each row's first and last byte must find that row's rule. */
+		for (p = 0; p < tab.nr_pages; p++) {
+			for (r = tab.page[p].row; r < tab.page[p + 1].row; r++) {
+				u64 a = tab.base + ((u64)p << tab.page_shift) + tab.pc[r];
+				const struct uwprof_rule *want =
+					&tab.rules[tab.palette[tab.page[p].palette + tab.slot[r]]];
+
+				if (r + 1 == tab.nr_rows)
+					break;
+				if (uwprof_table_lookup(&tab, a) != want ||
+				    uwprof_table_lookup(&tab, tb_row_addr(&tab, r + 1) - 1) != want)
+					bad++;
+			}
 		}
-		uwprof_table_init(&tab, b.data, idx, 0);
-		/* Each row's first byte must find that row's rule. */
-		for (r = 0; r + 1 < tab.nr_rows; r++)
-			if (uwprof_table_lookup(&tab, tab.base + tab.pc[r]) !=
-			    &tab.rules[tab.rule_idx[r]])
-				bad++;
-		tap_ok(&t, bad == 0, "%s: %u rows, each found by its first address (%u not)",
-		       argv[i], tab.nr_rows, bad);
+		tap_ok(&t, bad == 0, "%s: %u rows in %u pages, each found by its first and last address (%u not)",
+		       argv[i], tab.nr_rows, tab.nr_pages, bad);
 		rows += tab.nr_rows;
 		objs++;
-		free(idx);
 		uwprof_blob_free(&b);
 	}
 	tap_diag("%llu objects, %llu rows checked", (unsigned long long)objs,

@@ -284,12 +284,12 @@ struct world {
 };
 
 static struct tb_blob blob;
-/* Every reload of 'blob' is a new table to the cache: a new id. */
 static u64 blob_loads;
 
 static int blob_load(void)
 {
-	return tb_load(&blob, ++blob_loads);
+	blob_loads++;
+	return tb_load(&blob);
 }
 
 /* Write a word at a stack address. */
@@ -338,6 +338,12 @@ static void world_init(struct world *w)
 	w->env.va_bits = 48;
 }
 
+/*
+ * A name for the rule cache of each walk's mapping list: tests change maps
+ * and tables between walks, and an id names one list (uwprof_unwind_req).
+ */
+static u64 maps_ids;
+
 static void run(struct world *w, u32 flags, u32 depth)
 {
 	struct uwprof_unwind_req req = {
@@ -354,10 +360,11 @@ static void run(struct world *w, u32 flags, u32 depth)
 
 	/*
 	 * The rule cache must not change a frame: the same walk through the
-	 * cache shared by all tests (cold or holding rows of older tables at
-	 * the same addresses), then warm.
+	 * cache shared by all tests (cold, or holding rows of older lists and
+	 * tables at the same addresses), then warm.
 	 */
 	req.cache = w->cache;
+	req.maps_id = ++maps_ids;
 	req.ips = ips;
 	for (pass = 0; pass < 2; pass++) {
 		memset(ips, 0, sizeof(ips));
@@ -890,8 +897,8 @@ static void test_fast_kinds(struct tap *t, struct world *w)
 	expect(t, w, want, 5, UWPROF_STOP_OK, "cached kinds: max_depth as deep as the stack");
 
 	/*
-	 * A mapping that ends before its table's last rows: a cached row no
-	 * longer proves the pc is in it, and the loop checks its range.
+	 * A mapping that ends before its table's last rows: rows are cached
+	 * for the addresses of the list's mappings only.
 	 */
 	world_init(w);
 	build_kinds(w, want);
@@ -899,7 +906,7 @@ static void test_fast_kinds(struct tap *t, struct world *w)
 	run(w, 0, 64);
 	run(w, 0, 64);
 	expect(t, w, want, 5, UWPROF_STOP_OK, "cached kinds: a mapping shorter than its table");
-	/* ... and a return address past its end, whose row is cached: NO_MAP. */
+	/* ... and a return address past its end, whose row another list cached: NO_MAP. */
 	w->maps[0].end = TEXT + F_FPFAR;
 	run(w, 0, 64);
 	expect(t, w, want, 2, UWPROF_STOP_NO_MAP,
@@ -953,15 +960,15 @@ static void test_fast_kinds(struct tap *t, struct world *w)
 	       w->cached_walks - walks);
 }
 
-/* The rule cache entry of the row at TEXT + off, or NULL. */
+/* The rule cache entry of the last walk's row at TEXT + off, or NULL. */
 static const struct uwprof_rule_cache_ent *cache_ent(const struct world *w,
 						      u64 off)
 {
 	u32 i;
 
 	for (i = 0; i < NR(w->cache->ent); i++)
-		if (w->cache->ent[i].table_id == blob.table.id &&
-		    w->cache->ent[i].vaddr == TEXT + off)
+		if (w->cache->ent[i].maps_id == maps_ids &&
+		    w->cache->ent[i].at == TEXT + off)
 			return &w->cache->ent[i];
 	return NULL;
 }

@@ -2,8 +2,9 @@
 /*
  * Table blob validation and lookup, on synthetic blobs: one corrupted blob
  * per check in uwprof_table_check() (each must be rejected with the right
- * errno), then lookups on random tables compared with a plain binary search.
- * Built once per arch of the core (native and UWPROF_HOST_ARM64).
+ * errno), then lookups on random tables (page sizes, shared and per-page
+ * palettes) compared with a plain binary search over the rows. Built once
+ * per arch of the core (native and UWPROF_HOST_ARM64).
  */
 #include <stdlib.h>
 
@@ -25,8 +26,16 @@ static const struct uwprof_rule base_rules[] = {
 	  .fp_off = -16, .ra_type = UWPROF_REG_AT_CFA, .ra_off = -8 },
 };
 
+/*
+ * Three pages of 256 bytes, each with a palette of its own: rows 0, 4 and
+ * 0x10 in page 0, 0x100 and 0x180 in page 1, and in page 2 the row it
+ * starts with (0x200, rule 2, added by the builder) and END at 0x240. Seven
+ * rows, so a byte of padding follows the slots; six palette entries, so
+ * two bytes precede the rules.
+ */
 static const struct tb_row base_rows[] = {
-	{ 0x0, 1 }, { 0x4, 2 }, { 0x40, 0 },
+	{ 0x0, 1 }, { 0x4, 2 }, { 0x10, 1 }, { 0x100, 1 }, { 0x180, 2 },
+	{ 0x240, 0 },
 };
 
 #define NR(a)	(sizeof(a) / sizeof((a)[0]))
@@ -34,8 +43,10 @@ static const struct tb_row base_rows[] = {
 struct fixture {
 	struct tb_blob b;
 	struct uwprof_table_hdr *h;
-	u32 *pc;
-	u16 *ri;
+	struct uwprof_table_page *page;
+	u16 *pc;
+	u8 *slot;
+	u16 *palette;
 	struct uwprof_rule *rules;
 };
 
@@ -43,23 +54,29 @@ static void fixture_make(struct fixture *f)
 {
 	u8 *p;
 
-	if (tb_build(&f->b, 0x400000, base_rows, NR(base_rows), base_rules,
-		     NR(base_rules))) {
+	if (tb_build_pages(&f->b, 0x400000, base_rows, NR(base_rows), base_rules,
+			   NR(base_rules), 8, true)) {
 		perror("tb_build");
 		exit(2);
 	}
 	p = f->b.data;
 	f->h = f->b.data;
-	f->pc = (u32 *)(p + UWPROF_TABLE_ROWS_OFF(f->h));
-	f->ri = (u16 *)(p + UWPROF_TABLE_IDX_OFF(f->h));
+	f->page = (struct uwprof_table_page *)(p + UWPROF_TABLE_PAGES_OFF(f->h));
+	f->pc = (u16 *)(p + UWPROF_TABLE_PC_OFF(f->h));
+	f->slot = p + UWPROF_TABLE_SLOT_OFF(f->h);
+	f->palette = (u16 *)(p + UWPROF_TABLE_PALETTE_OFF(f->h));
 	f->rules = (struct uwprof_rule *)(p + UWPROF_TABLE_RULES_OFF(f->h));
+	if (f->h->nr_pages != 3 || f->h->nr_rows != 7 || f->h->nr_palette != 6 ||
+	    f->h->page_shift != 8) {
+		fprintf(stderr, "fixture: %u pages, %u rows, %u palette entries\n",
+			f->h->nr_pages, f->h->nr_rows, f->h->nr_palette);
+		exit(2);
+	}
 }
 
 static int check(struct fixture *f)
 {
-	u64 idx_bytes;
-
-	return uwprof_table_check(f->b.data, f->b.size, &idx_bytes);
+	return uwprof_table_check(f->b.data, f->b.size);
 }
 
 /* Each mutation gets a fresh valid blob. */
@@ -88,6 +105,31 @@ MUT(m_rules_more, f->h->nr_rules += 1)
 MUT(m_bid_size, f->h->build_id_size = 21)
 MUT(m_bid_tail, f->h->build_id_size = 4; f->h->build_id[4] = 1)
 MUT(m_pad, ((u8 *)f->b.data)[UWPROF_TABLE_RULES_OFF(f->h) - 1] = 1)
+MUT(m_pad_slot, ((u8 *)f->b.data)[UWPROF_TABLE_PALETTE_OFF(f->h) - 1] = 1)
+MUT(m_reserved, f->h->__reserved = 1)
+MUT(m_pages_zero, f->h->nr_pages = 0)
+MUT(m_pages_over, f->h->nr_pages = f->h->nr_rows + 1)
+MUT(m_pages_more, f->h->nr_pages += 1)
+MUT(m_palette_zero, f->h->nr_palette = 0)
+MUT(m_palette_big, f->h->nr_palette = UWPROF_TABLE_MAX_PALETTE + 1)
+MUT(m_palette_more, f->h->nr_palette += 1)
+MUT(m_shift_small, f->h->page_shift = UWPROF_TABLE_MIN_PAGE_SHIFT - 1)
+MUT(m_shift_big, f->h->page_shift = UWPROF_TABLE_MAX_PAGE_SHIFT + 1)
+MUT(m_page0, f->page[0].row = 1)
+MUT(m_page_empty, f->page[1].row = f->page[2].row)
+MUT(m_page_beyond, f->page[1].row = f->h->nr_rows + 1)
+MUT(m_page_down, f->page[2].row = f->page[1].row - 1)
+MUT(m_close_row, f->page[3].row = f->h->nr_rows - 1)
+MUT(m_close_pal, f->page[3].palette = f->h->nr_palette - 1)
+MUT(m_page_pal, f->page[1].palette = f->h->nr_palette + 1)
+MUT(m_first_off, f->pc[f->page[1].row] = 4)
+/* Offsets past the page: the last row's would take span past the pages. */
+MUT(m_off_page, f->pc[4] = 1U << 8)
+MUT(m_off_last, f->pc[6] = 0xffff)
+MUT(m_slot, f->slot[6] = (u8)(f->h->nr_palette - f->page[2].palette))
+MUT(m_slot_max, f->slot[0] = 0xff)
+MUT(m_palette, f->palette[0] = NR(base_rules))
+MUT(m_palette_max, f->palette[5] = 0xffff)
 MUT(m_res0, f->rules[1].saved_reg = 3)
 MUT(m_res1, f->rules[2].saved_off = INT16_MIN)
 MUT(m_saved_type, f->rules[1].saved_type = UWPROF_REG_VAL_CFA;
@@ -126,11 +168,10 @@ MUT(m_undef_off, f->rules[1].ra_type = UWPROF_REG_UNDEF)
 MUT(m_unsupreg_off, f->rules[1].fp_type = UWPROF_REG_UNSUPPORTED; f->rules[1].fp_off = 1)
 MUT(m_inreg_neg, f->rules[1].fp_type = UWPROF_REG_IN_REG; f->rules[1].fp_off = -1)
 MUT(m_ra_inreg_neg, f->rules[1].ra_type = UWPROF_REG_IN_REG; f->rules[1].ra_off = -2)
-MUT(m_ridx, f->ri[1] = NR(base_rules))
-MUT(m_ridx_last, f->ri[2] = 0xffff)
 MUT(m_pc_equal, f->pc[1] = f->pc[0])
 MUT(m_pc_down, f->pc[2] = 2)
-MUT(m_last_not_end, f->ri[2] = 1)
+MUT(m_pc_equal2, f->pc[6] = 0)
+MUT(m_last_not_end, f->slot[6] = 0)
 MUT(m_base_wrap, f->h->base = ~0ULL - 0x10)
 
 #if UWPROF_ARCH_HAS_PLT
@@ -166,6 +207,30 @@ static const struct {
 	{ m_bid_size, -EINVAL, "build_id_size 21" },
 	{ m_bid_tail, -EINVAL, "build-id padding not zero" },
 	{ m_pad, -EINVAL, "padding before rules not zero" },
+	{ m_pad_slot, -EINVAL, "padding after the slots not zero" },
+	{ m_reserved, -EINVAL, "reserved header field set" },
+	{ m_pages_zero, -EINVAL, "nr_pages zero" },
+	{ m_pages_over, -EINVAL, "more pages than rows" },
+	{ m_pages_more, -EINVAL, "nr_pages larger than the blob holds" },
+	{ m_palette_zero, -EINVAL, "nr_palette zero" },
+	{ m_palette_big, -E2BIG, "nr_palette above UWPROF_TABLE_MAX_PALETTE" },
+	{ m_palette_more, -EINVAL, "nr_palette larger than the blob holds" },
+	{ m_shift_small, -EINVAL, "page_shift below the minimum" },
+	{ m_shift_big, -EINVAL, "page_shift above 16" },
+	{ m_page0, -EINVAL, "page 0 not starting at row 0" },
+	{ m_page_empty, -EINVAL, "a page without rows" },
+	{ m_page_beyond, -EINVAL, "a page starting past the last row" },
+	{ m_page_down, -EINVAL, "a page starting before the one before it" },
+	{ m_close_row, -EINVAL, "closing page entry not at nr_rows" },
+	{ m_close_pal, -EINVAL, "closing page entry not at nr_palette" },
+	{ m_page_pal, -EINVAL, "a page's palette past the palettes" },
+	{ m_first_off, -EINVAL, "a page's first row not at offset 0" },
+	{ m_off_page, -EINVAL, "an offset past the end of its page" },
+	{ m_off_last, -EINVAL, "the last row's offset past the end of its page" },
+	{ m_slot, -EINVAL, "a slot past the palettes" },
+	{ m_slot_max, -EINVAL, "slot 255" },
+	{ m_palette, -EINVAL, "palette entry == nr_rules" },
+	{ m_palette_max, -EINVAL, "palette entry 0xffff" },
 	{ m_res0, -EINVAL, "saved_reg set, no saved register" },
 	{ m_res1, -EINVAL, "saved_off set, no saved register" },
 	{ m_saved_type, -EINVAL, "saved register with a type other than AT_CFA" },
@@ -198,10 +263,9 @@ static const struct {
 	{ m_unsupreg_off, -EINVAL, "UNSUPPORTED register rule with an offset" },
 	{ m_inreg_neg, -EINVAL, "IN_REG negative register" },
 	{ m_ra_inreg_neg, -EINVAL, "ra IN_REG negative register" },
-	{ m_ridx, -EINVAL, "rule index == nr_rules" },
-	{ m_ridx_last, -EINVAL, "rule index 0xffff" },
 	{ m_pc_equal, -EINVAL, "pc equal to the previous row's" },
 	{ m_pc_down, -EINVAL, "pc below the previous row's" },
+	{ m_pc_equal2, -EINVAL, "a later row at its page's offset 0" },
 	{ m_last_not_end, -EINVAL, "last row not END" },
 	{ m_base_wrap, -EINVAL, "base + last pc wraps" },
 };
@@ -209,15 +273,13 @@ static const struct {
 static void test_corrupt(struct tap *t)
 {
 	struct fixture f;
-	u64 idx_bytes = 0;
 	unsigned int i;
 	int err;
 
 	fixture_make(&f);
-	err = uwprof_table_check(f.b.data, f.b.size, &idx_bytes);
-	tap_ok(t, err == 0 && idx_bytes >= 8, "valid blob accepted (err %d, index %llu bytes)",
-	       err, (unsigned long long)idx_bytes);
-	tap_ok(t, uwprof_table_check(NULL, f.b.size, &idx_bytes) == -EINVAL,
+	err = uwprof_table_check(f.b.data, f.b.size);
+	tap_ok(t, err == 0, "valid blob accepted (err %d)", err);
+	tap_ok(t, uwprof_table_check(NULL, f.b.size) == -EINVAL,
 	       "NULL blob rejected");
 	tb_free(&f.b);
 
@@ -227,7 +289,7 @@ static void test_corrupt(struct tap *t)
 		u8 *raw = malloc(f.b.size + 8);
 
 		memcpy(raw + 1, f.b.data, f.b.size);
-		tap_ok(t, uwprof_table_check(raw + 1, f.b.size, &idx_bytes) == -EINVAL,
+		tap_ok(t, uwprof_table_check(raw + 1, f.b.size) == -EINVAL,
 		       "misaligned blob rejected");
 		free(raw);
 	}
@@ -310,13 +372,25 @@ static void test_accept(struct tap *t)
 	       err);
 	tb_free(&f.b);
 
+	/*
+	 * Pages sharing one palette, and a slot reaching past its page's own
+	 * palette into the next one's: every index stays inside palette[].
+	 */
+	fixture_make(&f);
+	f.page[1].palette = 0;
+	f.slot[f.page[2].row - 1] = 2;
+	err = check(&f);
+	tap_ok(t, err == 0, "pages sharing a palette, a slot into the next page's accepted (%d)",
+	       err);
+	tb_free(&f.b);
+
 	/* A single END row: valid, covers nothing. */
 	{
 		struct tb_row row = { 0x10, 0 };
 		struct tb_blob b;
 
 		tb_build(&b, 0x1000, &row, 1, base_rules, 1);
-		err = tb_load(&b, 0);
+		err = tb_load(&b);
 		tap_ok(t, err == 0 && !uwprof_table_lookup(&b.table, 0x1000) &&
 		       !uwprof_table_lookup(&b.table, 0x1010),
 		       "single END row accepted and covers nothing (%d)", err);
@@ -363,22 +437,37 @@ static long lookup(const struct uwprof_table *t, u64 vaddr)
 	return r ? r - t->rules : -1;
 }
 
+/*
+ * Tables of round r: 50 rows or up to 200000, dense or sparse, pages of
+ * 256 bytes to 64 KiB, one palette or one per page, up to 1000 rules
+ * (more than a palette slot can name: per-page palettes, smaller pages).
+ */
+static void lookup_shape(u32 round, u64 *seed, u32 *n, u32 *nr_rules, u32 *gap_max,
+			 u32 *shift, bool *per_page)
+{
+	*n = 1 + (u32)(rnd(seed) % (round < 8 ? 50 : 200000));
+	*nr_rules = 1 + (u32)(rnd(seed) % (round % 4 == 3 ? 1000 : 63));
+	*gap_max = 1 + (u32)(rnd(seed) % (round & 1 ? 4 : 4000));
+	*shift = UWPROF_TABLE_MIN_PAGE_SHIFT +
+		 (u32)(rnd(seed) % (UWPROF_TABLE_MAX_PAGE_SHIFT - UWPROF_TABLE_MIN_PAGE_SHIFT + 1));
+	*per_page = round % 4 >= 2;
+}
+
 static void test_lookup(struct tap *t, u64 seed)
 {
-	struct uwprof_rule rules[64];
+	static struct uwprof_rule rules[1000];
 	static struct tb_row rows[200000];
 	unsigned int round;
 
-	for (round = 0; round < 12; round++) {
-		u32 n = 1 + (u32)(rnd(&seed) % (round < 6 ? 50 : 200000));
-		u32 nr_rules = 1 + (u32)(rnd(&seed) % 63), i, bad = 0, probes = 0;
-		u32 gap_max = 1 + (u32)(rnd(&seed) % (round & 1 ? 4 : 4000));
+	for (round = 0; round < 16; round++) {
+		u32 n, nr_rules, gap_max, shift, i, bad = 0, probes = 0;
 		u64 base = (rnd(&seed) & 0xfffffffff000ULL);
-		u64 idx_bytes = 0;
 		struct tb_blob b;
 		u32 pc = (u32)(rnd(&seed) % 64);
+		bool per_page;
 		int err;
 
+		lookup_shape(round, &seed, &n, &nr_rules, &gap_max, &shift, &per_page);
 		memset(rules, 0, sizeof(rules));
 		for (i = 1; i < nr_rules; i++) {
 			rules[i].cfa_type = UWPROF_CFA_SP;
@@ -392,16 +481,14 @@ static void test_lookup(struct tap *t, u64 seed)
 			pc += 1 + (u32)(rnd(&seed) % gap_max);
 		}
 		rows[n - 1].rule = 0;
-		tb_build(&b, base, rows, n, rules, nr_rules);
-		uwprof_table_check(b.data, b.size, &idx_bytes);
-		err = tb_load(&b, 0);
-		if (!tap_ok(t, err == 0, "random table %u: %u rows loads (%d)", round, n, err)) {
+		tb_build_pages(&b, base, rows, n, rules, nr_rules, shift, per_page);
+		err = tb_load(&b);
+		if (!tap_ok(t, err == 0, "random table %u: %u rows, %u rules, pages of %u bytes%s loads (%d)",
+			    round, n, nr_rules, 1U << b.table.page_shift,
+			    per_page ? ", a palette each" : "", err)) {
 			tb_free(&b);
 			continue;
 		}
-		tap_ok(t, idx_bytes <= 4ULL * (n / 2 + 2),
-		       "random table %u: index %llu bytes within 4 * (rows / 2 + 2)",
-		       round, (unsigned long long)idx_bytes);
 		/* Every row boundary, its neighbours, and random addresses. */
 		for (i = 0; i < n; i++) {
 			u64 a = base + rows[i].pc;
@@ -412,6 +499,14 @@ static void test_lookup(struct tap *t, u64 seed)
 				if (lookup(&b.table, a + d) != reference(rows, n, base, a + d))
 					bad++;
 			}
+		}
+		/* Page starts: the rows the builder added there. */
+		for (i = 0; i < b.table.nr_pages; i++) {
+			u64 a = b.table.base + ((u64)i << b.table.page_shift);
+
+			probes++;
+			if (lookup(&b.table, a) != reference(rows, n, base, a))
+				bad++;
 		}
 		for (i = 0; i < 100000; i++) {
 			u64 a = base - 16 + rnd(&seed) % ((u64)pc + 32);

@@ -38,18 +38,33 @@ struct tb_blob {
 	void *data;		/* 8-byte aligned, free() it */
 	size_t size;
 	struct uwprof_table table;	/* after tb_load() */
-	u32 *idx;
 };
 
-/* Build a blob for the core's arch; returns 0 or -ENOMEM. */
+/*
+ * Build a blob for the core's arch from rows in address order: pages of
+ * 64 KiB, or smaller until every page has at most 256 rules, with the row
+ * each page starts with added; one palette for all pages when there are
+ * at most 256 rules. Rows before rows[0].pc are not covered (the blob's
+ * base is there). Returns 0 or -ENOMEM.
+ */
 int tb_build(struct tb_blob *b, u64 base, const struct tb_row *rows, u32 nr_rows,
 	     const struct uwprof_rule *rules, u32 nr_rules);
 /*
- * Check and index it with table id 'id' (see uwprof_table_init()); returns
- * uwprof_table_check()'s result.
+ * The same with pages of 1 << shift bytes (smaller if a page needs it),
+ * and a palette of its own for every page if per_page. Returns 0, -ENOMEM
+ * or -E2BIG (more rows than a table holds).
  */
-int tb_load(struct tb_blob *b, u64 id);
+int tb_build_pages(struct tb_blob *b, u64 base, const struct tb_row *rows,
+		   u32 nr_rows, const struct uwprof_rule *rules, u32 nr_rules,
+		   u32 shift, bool per_page);
+/* Check the blob and fill b->table; returns uwprof_table_check()'s result. */
+int tb_load(struct tb_blob *b);
 void tb_free(struct tb_blob *b);
+
+/* Row r of a checked table: its page, address and rule. */
+u32 tb_page_of(const struct uwprof_table *t, u32 r);
+u64 tb_row_addr(const struct uwprof_table *t, u32 r);
+const struct uwprof_rule *tb_row_rule(const struct uwprof_table *t, u32 r);
 
 /* The core's arch id. */
 u16 tb_arch(void);
