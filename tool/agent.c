@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,13 +298,16 @@ static void agent_loop(struct recorder *r, struct agent_wins *ws)
 		uint64_t now;
 
 		rec_wait_events(r, wait_ms, ws->wake_fd);
+		agent_wins_tick(ws, 0, 1);
 		rec_drain(r);
 		wait_ms = rec_procs_refresh(r, 0, AGENT_WAIT_MS);
-		wait_ms = agent_wins_tick(ws, wait_ms);
+		wait_ms = agent_wins_tick(ws, wait_ms, 0);
 		rec_reap(r);
 		now = mono_ns();
 		if (now - last_prune >= AGENT_PRUNE_NS) {
 			rec_procs_prune(r);
+			/* What the processes and objects gone held, back to the system. */
+			malloc_trim(0);
 			last_prune = now;
 		}
 	}

@@ -141,12 +141,14 @@ struct agent_wins {
 int agent_wins_init(struct agent_wins *ws, struct recorder *r,
 		    uint32_t start_flags, char *err, size_t errlen);
 /*
- * The recorder's thread, after each drain: opens the windows requested
- * (their files start with every object and live process's mappings known)
- * and closes those whose time is up. Returns the milliseconds until the
+ * The recorder's thread: opens the windows due (their files start with
+ * every object and live process's mappings known) and, unless
+ * 'open_only', closes those whose time is up. Called before each drain
+ * with 'open_only' (records held back while the loop was busy go to
+ * windows due meanwhile) and after it. Returns the milliseconds until the
  * next one opens or ends, at most 'max_ms'.
  */
-int agent_wins_tick(struct agent_wins *ws, int max_ms);
+int agent_wins_tick(struct agent_wins *ws, int max_ms, int open_only);
 /*
  * Stopping: requests still waiting are answered 503; the consecutive
  * window in progress ends now and is still written out.
@@ -196,12 +198,17 @@ struct agent_out_opts {
 	uint32_t	freq;		/* the sampling rate, told to the server */
 };
 
-/* Kinds of failure (errno values, curl codes, HTTP statuses) said once. */
+/*
+ * Kinds of failure (errno values, curl codes, HTTP statuses) said once in
+ * the agent's life: a disk that fills up again and again, or a server that
+ * comes and goes, is one line per kind, and /metrics counts every time.
+ */
 struct agent_once {
 	uint64_t	bits[16];
+	int		streak;	/* one was said since the last success */
 };
 
-/* 1 the first time 'kind' (0..1023) is seen since the last reset. */
+/* 1 the first time 'kind' (0..1023) is seen. */
 static inline int agent_once(struct agent_once *o, unsigned int kind)
 {
 	uint64_t bit = 1ULL << (kind % 64);
@@ -210,15 +217,24 @@ static inline int agent_once(struct agent_once *o, unsigned int kind)
 	if (o->bits[w] & bit)
 		return 0;
 	o->bits[w] |= bit;
+	o->streak = 1;
 	return 1;
+}
+
+/* A success: 1 when a failure was said since the last one (say it's over). */
+static inline int agent_once_over(struct agent_once *o)
+{
+	int said = o->streak;
+
+	o->streak = 0;
+	return said;
 }
 
 /* The directory of --output-dir (agent_files.c). */
 struct agent_files {
 	char		*dir;
 	uint64_t	keep_files, keep_bytes;
-	struct agent_once said;	/* failures reported since the last success */
-	int		failing;
+	struct agent_once said;
 	/* read by /metrics while written: __atomic */
 	uint64_t	written, removed, errors;
 };
@@ -235,7 +251,7 @@ int agent_files_init(struct agent_files *f, const char *dir,
  * Writes one window's profile as DIR/uwprof-YYYYMMDDTHHMMSSZ.pb.gz (its
  * start, UTC), atomically, after removing the oldest so that at most
  * keep_files files and keep_bytes bytes remain. A failure is said once
- * per kind (until a write succeeds again) and counted; returns 0 or -errno.
+ * per kind and counted; returns 0 or -errno.
  */
 int agent_files_write(struct agent_files *f, uint64_t start_real_ns,
 		      const uint8_t *buf, size_t len);

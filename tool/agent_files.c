@@ -234,7 +234,6 @@ static void files_say(struct agent_files *f, const char *name, int ret,
 			    (unsigned int)-ret;
 
 	count(&f->errors, 1);
-	f->failing = 1;
 	if (!agent_once(&f->said, kind))
 		return;
 	if (kind == FILES_TOO_LARGE)
@@ -243,7 +242,7 @@ static void files_say(struct agent_files *f, const char *name, int ret,
 			f->dir, name, len, (unsigned long long)f->keep_bytes);
 	else
 		fprintf(stderr,
-			"uwprof agent: %s/%s: %s (said once per kind until a write succeeds; counted in /metrics)\n",
+			"uwprof agent: %s/%s: %s (said once; every failed write is counted in /metrics)\n",
 			f->dir, name, strerror(-ret));
 }
 
@@ -270,12 +269,9 @@ int agent_files_write(struct agent_files *f, uint64_t start_real_ns,
 		return ret == -FILES_TOO_LARGE ? -EFBIG : ret;
 	}
 	count(&f->written, 1);
-	if (f->failing) {
+	if (agent_once_over(&f->said))
 		fprintf(stderr, "uwprof agent: %s: writing profiles again\n",
 			f->dir);
-		memset(&f->said, 0, sizeof(f->said));
-		f->failing = 0;
-	}
 	return 0;
 }
 

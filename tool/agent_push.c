@@ -244,14 +244,15 @@ static void push_one(struct agent_push *p, struct push_item *it)
 	}
 	if (!kind) {
 		p->pushed++;
-		/* Failures from now on are news again. */
-		memset(&p->said, 0, sizeof(p->said));
+		if (agent_once_over(&p->said))
+			fprintf(stderr, "uwprof agent: pushing to %s works again\n",
+				p->url);
 		return;
 	}
 	p->failed++;
 	if (agent_once(&p->said, kind))
 		fprintf(stderr,
-			"uwprof agent: pushing to %s: %s (said once per kind until a push succeeds; counted in /metrics)\n",
+			"uwprof agent: pushing to %s: %s (said once; every failed push is counted in /metrics)\n",
 			p->url, msg);
 }
 

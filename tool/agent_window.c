@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,13 +105,15 @@ static void win_open(struct agent_wins *ws, struct agent_win *win)
 	rec_procs_replay(r, &win->w);
 	/* Each thread sampled from now on is named again, in this window too. */
 	uwprof_u64map_free(&r->tids);
-	now = mono_ns();
+	/*
+	 * A span asked for ahead stays as asked, even when the loop was busy
+	 * past its start: the records taken since then wait in the ring
+	 * reader and are drained after this (agent.c opens before draining).
+	 */
 	if (!win->start_ns) {
+		now = mono_ns();
 		win->start_ns = now;
 		win->end_ns = now + (uint64_t)win->seconds * 1000000000ULL;
-	} else if (win->start_ns < now) {
-		/* Opened late: what came before is not in its file. */
-		win->start_ns = now < win->end_ns ? now : win->end_ns;
 	}
 	win->state = WIN_OPEN;
 }
@@ -168,7 +171,7 @@ static uint64_t win_open_at(const struct agent_win *win)
 	return win->start_ns > WIN_LEAD_NS ? win->start_ns - WIN_LEAD_NS : 0;
 }
 
-int agent_wins_tick(struct agent_wins *ws, int max_ms)
+int agent_wins_tick(struct agent_wins *ws, int max_ms, int open_only)
 {
 	struct agent_win *win;
 	uint64_t now = mono_ns(), next = now + (uint64_t)max_ms * 1000000ULL;
@@ -182,7 +185,7 @@ int agent_wins_tick(struct agent_wins *ws, int max_ms)
 		if (win->state == WIN_PENDING && now >= win_open_at(win)) {
 			win_open(ws, win);
 			changed = 1;
-		} else if (win->state == WIN_OPEN &&
+		} else if (win->state == WIN_OPEN && !open_only &&
 			   now >= win->end_ns + WIN_LAG_NS) {
 			win_close(win);
 			changed = 1;
@@ -295,6 +298,13 @@ static int win_pprof(struct agent_wins *ws, const struct agent_win *win,
 				 strerror(-ret));
 	}
 	uwprof_rep_free(&rep);
+	/*
+	 * A build allocates megabytes in the arena of whichever thread runs
+	 * it (a request's, the output's) and frees them all; glibc keeps
+	 * freed pages of a thread's arena resident. Hand them back, or the
+	 * agent's RSS follows the largest build of every thread so far.
+	 */
+	malloc_trim(0);
 	pthread_mutex_unlock(&ws->build_lock);
 	if (ret) {
 		free(mem);
