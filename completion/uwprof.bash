@@ -17,7 +17,7 @@ _uwprof()
 	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}
 	COMPREPLY=()
 
-	local cmds="record report script table status help"
+	local cmds="record report script table status agent help"
 	cmd=
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
@@ -89,6 +89,26 @@ _uwprof()
 			_uwprof_reply -f -- "$cur"; return 0
 		fi
 		opts="--stats --quiet --blob --help"
+		;;
+	agent)
+		case $prev in
+		--socket)
+			_uwprof_reply -f -- "$cur"; return 0 ;;
+		--cache-dir|--output-dir)
+			_uwprof_reply -d -- "$cur"; return 0 ;;
+		-p|--pid)
+			_uwprof_reply -W "$(ps -e -o pid= 2>/dev/null)" -- "$cur"
+			return 0 ;;
+		--push-header)
+			_uwprof_reply -W "'X-Scope-OrgID: ' 'Authorization: '" -- "$cur"
+			return 0 ;;
+		-F|--freq|--listen|--cgroup|--interval|--keep-files|--keep-bytes|\
+		--push|--push-name|--push-timeout)
+			return 0 ;;
+		esac
+		opts="--listen --socket -F --freq -a --all-cpus -p --pid --cache-dir
+		      --output-dir --interval --keep-files --keep-bytes --push
+		      --push-name --push-header --push-timeout --help"
 		;;
 	status)
 		opts="--help"
