@@ -127,11 +127,19 @@ _uwprof()
 		case $prev in
 		--socket)
 			_uwprof_reply -f -- "$cur"; return 0 ;;
-		--listen)
+		--output-dir)
+			_uwprof_reply -d -- "$cur"; return 0 ;;
+		--push-header)
+			_uwprof_reply -W "'X-Scope-OrgID: ' 'Authorization: '" -- "$cur"
+			return 0 ;;
+		--listen|--interval|--keep-files|--keep-bytes|--push|--push-name|\
+		--push-timeout)
 			return 0 ;;
 		esac
 		opts="--listen --socket -F --freq -a --all-cpus -p --pid --cgroup
-		      --comm --cache-dir --help"
+		      --comm --cache-dir --output-dir --interval --keep-files
+		      --keep-bytes --push --push-name --push-header --push-timeout
+		      --help"
 		;;
 	status)
 		opts="--help"

@@ -9,11 +9,14 @@
  * stack snapshots), except that no profile file is written: records go
  * only to the profile windows that requests have open (agent_window.c).
  * libmicrohttpd's threads wait for their windows; this thread runs the
- * recorder. Processes that are gone are dropped from its state.
+ * recorder. Processes that are gone are dropped from its state. With
+ * --output-dir or --push, consecutive windows of the whole host are also
+ * written and pushed (agent_output.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +40,9 @@ struct agent_opts {
 	const char	*listen;
 	const char	*socket;
 	char		listen_buf[64];
+	struct agent_out_opts out;
+	int		out_given;	/* OUT_NEEDS_*: options given that need others */
+	const char	*headers[16];
 };
 
 static void agent_usage(FILE *f)
@@ -45,10 +51,13 @@ static void agent_usage(FILE *f)
 "usage: uwprof agent [--listen ADDR:PORT | --socket PATH] [-F HZ]\n"
 "                    [-a | -p PID[,PID...]] [--cgroup PATH] [--comm NAME]\n"
 "                    [--cache-dir DIR]\n"
+"                    [--output-dir DIR [--keep-files N] [--keep-bytes SIZE]]\n"
+"                    [--push URL [--push-name NAME] [--push-header 'NAME: VALUE']\n"
+"                     [--push-timeout S]] [--interval S]\n"
 "  Sample continuously and serve CPU profiles (gzipped pprof) over HTTP:\n"
 "    GET /debug/pprof/profile?seconds=N[&pid=PID][&comm=NAME][&cgroup=PATH]\n"
 "  the next N seconds (default %d, at most %d) of user call stacks, and\n"
-"    GET /  an index page.\n"
+"    GET /  an index page,  GET /metrics  the agent's own state.\n"
 "  --listen ADDR:PORT  numeric address and port (default 127.0.0.1:%d)\n"
 "  --socket PATH       a unix socket instead (removed at exit)\n"
 "  -F, --freq HZ       samples per second per CPU (default %d)\n"
@@ -58,20 +67,43 @@ static void agent_usage(FILE *f)
 "                      (/system.slice/x.service, or /sys/fs/cgroup/...)\n"
 "  --comm NAME         only threads named NAME (at most 15 bytes)\n"
 "  --cache-dir DIR     table cache (as 'uwprof record')\n"
+"  Every --interval seconds (default %d, 1 to %d), the whole host's profile\n"
+"  of the last interval, as the endpoint gives it:\n"
+"  --output-dir DIR    written to DIR/uwprof-YYYYMMDDTHHMMSSZ.pb.gz (start, UTC)\n"
+"  --keep-files N      the oldest removed beyond N files (default %d)\n"
+"  --keep-bytes SIZE   ... or beyond SIZE bytes, K/M/G suffixes (default 256M)\n"
+"  --push URL          POSTed to URL/ingest, Pyroscope's HTTP API\n"
+"  --push-name NAME    its application name (default uwprof{hostname=HOST})\n"
+"  --push-header H     an extra request header, e.g. 'X-Scope-OrgID: 1'\n"
+"  --push-timeout S    time limit per try (default %d); 3 tries at most\n"
 "  No authentication: anyone who can connect gets profiles of the whole\n"
 "  host (function names, paths, pids). Keep the default loopback address\n"
 "  or a unix socket; put a proxy with authentication in front for remote\n"
 "  access. Stops on SIGINT or SIGTERM.\n"
 "  exit: as 'uwprof record' (1 error, 2 usage, 3 no module, 4 permission,\n"
-"        5 no such process or cgroup, 7 another session is sampling and\n"
-"        the loaded module samples one at a time)\n",
+"        5 no such process or cgroup, 6 --output-dir not usable,\n"
+"        7 another session is sampling and the loaded module samples\n"
+"        one at a time)\n",
 		AGENT_DEFAULT_SECONDS, AGENT_MAX_SECONDS, AGENT_DEFAULT_PORT,
-		AGENT_DEFAULT_FREQ);
+		AGENT_DEFAULT_FREQ, AGENT_DEFAULT_INTERVAL, AGENT_MAX_INTERVAL,
+		AGENT_DEFAULT_KEEP_FILES, AGENT_DEFAULT_PUSH_TIMEOUT);
 }
 
-enum { OPT_LISTEN = 256, OPT_SOCKET, OPT_CGROUP, OPT_COMM, OPT_CACHE_DIR };
+enum {
+	OPT_LISTEN = 256, OPT_SOCKET, OPT_CGROUP, OPT_COMM, OPT_CACHE_DIR,
+	OPT_OUTPUT_DIR, OPT_INTERVAL, OPT_KEEP_FILES, OPT_KEEP_BYTES,
+	OPT_PUSH, OPT_PUSH_NAME, OPT_PUSH_HEADER, OPT_PUSH_TIMEOUT,
+};
 
 static const struct option agent_longopts[] = {
+	{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "keep-files", required_argument, NULL, OPT_KEEP_FILES },
+	{ "keep-bytes", required_argument, NULL, OPT_KEEP_BYTES },
+	{ "push", required_argument, NULL, OPT_PUSH },
+	{ "push-name", required_argument, NULL, OPT_PUSH_NAME },
+	{ "push-header", required_argument, NULL, OPT_PUSH_HEADER },
+	{ "push-timeout", required_argument, NULL, OPT_PUSH_TIMEOUT },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
@@ -83,6 +115,90 @@ static const struct option agent_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+
+#define OUT_NEEDS_DIR	1	/* --keep-* */
+#define OUT_NEEDS_PUSH	2	/* --push-* */
+#define OUT_NEEDS_ANY	4	/* --interval */
+
+/* SIZE: bytes, or with a K, M or G suffix (powers of 1024). -1: bad. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+	int shift = 0;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	if (*end && !end[1])
+		shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ?
+			20 : *end == 'G' || *end == 'g' ? 30 : -1;
+	else if (*end)
+		shift = -1;
+	if (shift < 0 || !v || v > (~0ULL >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+/* One option of --output-dir and --push; 0, or -1 with the message printed. */
+static int agent_out_opt(struct agent_opts *a, int c, const char *v)
+{
+	struct agent_out_opts *o = &a->out;
+	uint32_t n;
+
+	size_t i;
+
+	a->out_given |= c == OPT_KEEP_FILES || c == OPT_KEEP_BYTES ? OUT_NEEDS_DIR :
+			c == OPT_INTERVAL ? OUT_NEEDS_ANY :
+			c != OPT_OUTPUT_DIR && c != OPT_PUSH ? OUT_NEEDS_PUSH : 0;
+	switch (c) {
+	case OPT_OUTPUT_DIR:
+		o->dir = v;
+		return 0;
+	case OPT_INTERVAL:
+		if (rec_parse_u32(v, 1, AGENT_MAX_INTERVAL, &o->interval_s))
+			break;
+		return 0;
+	case OPT_KEEP_FILES:
+		if (rec_parse_u32(v, 1, 1000000000, &n))
+			break;
+		o->keep_files = n;
+		return 0;
+	case OPT_KEEP_BYTES:
+		if (parse_size(v, &o->keep_bytes))
+			break;
+		return 0;
+	case OPT_PUSH:
+		o->push_url = v;
+		if (agent_push_available())
+			return 0;
+		fprintf(stderr,
+			"uwprof agent: --push: this uwprof was built without libcurl (install libcurl4-openssl-dev and rebuild)\n");
+		return -1;
+	case OPT_PUSH_NAME:
+		o->push_name = v;
+		return 0;
+	case OPT_PUSH_HEADER:
+		if (!strchr(v, ':') || o->nr_push_headers >= 16)
+			break;
+		a->headers[o->nr_push_headers++] = v;
+		o->push_headers = a->headers;
+		return 0;
+	case OPT_PUSH_TIMEOUT:
+		if (rec_parse_u32(v, 1, 600, &o->push_timeout_s))
+			break;
+		return 0;
+	}
+	for (i = 0; agent_longopts[i].val != c; i++)
+		;
+	fprintf(stderr, "uwprof agent: bad value '%s' for --%s\n", v,
+		agent_longopts[i].name);
+	return -1;
+}
 
 /* One option; returns 0, or -1 with the message printed. */
 static int agent_opt(struct rec_opts *o, struct agent_opts *a, int c,
@@ -126,7 +242,7 @@ static int agent_opt(struct rec_opts *o, struct agent_opts *a, int c,
 		o->cache_dir = v;
 		return 0;
 	default:
-		return -1;
+		return c >= OPT_OUTPUT_DIR ? agent_out_opt(a, c, v) : -1;
 	}
 	fprintf(stderr, "uwprof agent: -a and -p exclude each other\n");
 	return -1;
@@ -139,6 +255,10 @@ static int agent_parse(struct rec_opts *o, struct agent_opts *a, int argc,
 	int c;
 
 	memset(o, 0, sizeof(*o));
+	a->out.interval_s = AGENT_DEFAULT_INTERVAL;
+	a->out.keep_files = AGENT_DEFAULT_KEEP_FILES;
+	a->out.keep_bytes = AGENT_DEFAULT_KEEP_BYTES;
+	a->out.push_timeout_s = AGENT_DEFAULT_PUSH_TIMEOUT;
 	o->freq = AGENT_DEFAULT_FREQ;
 	o->depth = REC_DEFAULT_DEPTH;
 	o->snapshot_size = REC_DEFAULT_SNAPSHOT;
@@ -157,6 +277,14 @@ static int agent_parse(struct rec_opts *o, struct agent_opts *a, int argc,
 			argv[optind]);
 		return -1;
 	}
+	if (((a->out_given & OUT_NEEDS_DIR) && !a->out.dir) ||
+	    ((a->out_given & OUT_NEEDS_PUSH) && !a->out.push_url) ||
+	    ((a->out_given & OUT_NEEDS_ANY) && !a->out.dir && !a->out.push_url)) {
+		fprintf(stderr,
+			"uwprof agent: --keep-* need --output-dir, --push-* need --push, --interval one of them\n");
+		return -1;
+	}
+	a->out.freq = o->freq;
 	if (!o->mode)
 		o->mode = MODE_ALL;
 	if (!a->listen && !a->socket) {
@@ -179,13 +307,16 @@ static void agent_loop(struct recorder *r, struct agent_wins *ws)
 		uint64_t now;
 
 		rec_wait_events(r, wait_ms, ws->wake_fd);
+		agent_wins_tick(ws, 0, 1);
 		rec_drain(r);
 		wait_ms = rec_procs_refresh(r, 0, AGENT_WAIT_MS);
-		wait_ms = agent_wins_tick(ws, wait_ms);
+		wait_ms = agent_wins_tick(ws, wait_ms, 0);
 		rec_reap(r);
 		now = mono_ns();
 		if (now - last_prune >= AGENT_PRUNE_NS) {
 			rec_procs_prune(r);
+			/* What the processes and objects gone held, back to the system. */
+			malloc_trim(0);
 			last_prune = now;
 		}
 	}
@@ -204,6 +335,29 @@ static void agent_about(const struct recorder *r, char *buf, size_t len)
 		 (int)r->self);
 }
 
+/* The exit status for a failed start of the output (--output-dir, --push). */
+static int agent_out_status(const struct agent_out *out, int ret)
+{
+	if (out->files_failed)
+		return UWPROF_EX_OUTPUT;
+	return ret == -EINVAL ? UWPROF_EX_USAGE : UWPROF_EX_ERROR;
+}
+
+/* Ends what agent_serve() started, sampling included; the windows last. */
+static void agent_end(struct recorder *r, struct agent_wins *ws,
+		      struct agent_http *h, struct agent_out *out)
+{
+	/* The consecutive window in progress ends here, and is written out. */
+	agent_wins_stop(ws);
+	if (h)
+		agent_http_stop(h);
+	uwprof_dev_stop(&r->dev);
+	uwprof_rreader_finish(&r->rr);
+	if (ws->out)
+		agent_out_stop(out);
+	agent_wins_fini(ws);
+}
+
 /* Sampling started: serves until stopped, then stops sampling. */
 static int agent_serve(struct recorder *r, const struct agent_opts *a,
 		       uint32_t flags)
@@ -211,37 +365,46 @@ static int agent_serve(struct recorder *r, const struct agent_opts *a,
 	struct agent_source src = {
 		.profile = agent_wins_profile, .metrics = agent_wins_metrics,
 	};
+	struct agent_period_src psrc;
 	struct agent_wins ws;
 	struct agent_http h;
-	char err[512], about[1400];
-	int ret;
+	struct agent_out out;
+	char err[512] = "", about[1400];
+	int ret, code = UWPROF_EX_ERROR;
 
 	ret = agent_wins_init(&ws, r, flags, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "uwprof agent: %s\n", err);
+		uwprof_dev_stop(&r->dev);
+		uwprof_rreader_finish(&r->rr);
+		return code;
+	}
+	if (a->out.dir || a->out.push_url) {
+		agent_wins_period_src(&ws, &psrc);
+		ret = agent_out_start(&out, &a->out, &psrc, err, sizeof(err));
+		if (ret)
+			code = agent_out_status(&out, ret);
+		else
+			ws.out = &out;
+	}
 	if (!ret) {
 		src.ctx = &ws;
 		agent_about(r, about, sizeof(about));
 		src.about = about;
 		ret = agent_http_start(&h, a->listen, a->socket, &src, err,
 				       sizeof(err));
-		if (ret)
-			agent_wins_fini(&ws);
 	}
 	if (ret) {
 		fprintf(stderr, "uwprof agent: %s\n", err);
-		uwprof_dev_stop(&r->dev);
-		uwprof_rreader_finish(&r->rr);
-		return UWPROF_EX_ERROR;
+		agent_end(r, &ws, NULL, &out);
+		return code;
 	}
 	if (a->socket)
 		fprintf(stderr, "uwprof agent: serving on %s\n", a->socket);
 	else
 		fprintf(stderr, "uwprof agent: serving on http://%s/\n", a->listen);
 	agent_loop(r, &ws);
-	agent_wins_stop(&ws);
-	agent_http_stop(&h);
-	uwprof_dev_stop(&r->dev);
-	uwprof_rreader_finish(&r->rr);
-	agent_wins_fini(&ws);
+	agent_end(r, &ws, &h, &out);
 	fprintf(stderr, "uwprof agent: stopped (%llu samples, %llu lost)\n",
 		(unsigned long long)r->samples, (unsigned long long)r->lost);
 	return UWPROF_EX_OK;
@@ -263,6 +426,31 @@ static int agent_run(struct recorder *r, const struct agent_opts *a)
 		return code;
 	}
 	return agent_serve(r, a, flags);
+}
+
+/*
+ * --output-dir and --push checked before sampling starts (which compiles
+ * the tables of every process first): 0, or the exit status, said.
+ */
+static int agent_out_check(const struct agent_out_opts *o)
+{
+	struct agent_files f;
+	char err[512];
+
+	if (o->push_url && agent_push_url_check(o->push_url, err, sizeof(err))) {
+		fprintf(stderr, "uwprof agent: %s\n(see 'uwprof agent --help')\n",
+			err);
+		return UWPROF_EX_USAGE;
+	}
+	if (o->dir) {
+		if (agent_files_init(&f, o->dir, o->keep_files, o->keep_bytes,
+				     err, sizeof(err))) {
+			fprintf(stderr, "uwprof agent: --output-dir %s\n", err);
+			return UWPROF_EX_OUTPUT;
+		}
+		agent_files_fini(&f);
+	}
+	return 0;
 }
 
 int uwprof_cmd_agent(int argc, char **argv)
@@ -295,7 +483,9 @@ int uwprof_cmd_agent(int argc, char **argv)
 		free(r);
 		return ret > 0 ? UWPROF_EX_OK : UWPROF_EX_USAGE;
 	}
-	ret = agent_run(r, &a);
+	ret = agent_out_check(&a.out);
+	if (!ret)
+		ret = agent_run(r, &a);
 	rec_free(r);
 	free(r);
 	return ret;

@@ -10,9 +10,16 @@
  *			records written to a profile file of its own, then
  *			read back and turned into a gzipped pprof
  *	agent_metrics.c	the /metrics page: the agent's own state
+ *	agent_output.c	consecutive windows of the whole host (--interval),
+ *			each written to a directory and/or pushed
+ *	agent_files.c	the directory: files named by time, written
+ *			atomically, the oldest removed past a count or size
+ *	agent_push.c	the push to a Pyroscope-compatible /ingest URL
+ *			(libcurl; agent_push_none.c in a build without it)
  *
  * The HTTP layer knows nothing of the recorder, so that a host test
- * (tests/tool/agent-http-test.c) drives it with a fake source.
+ * (tests/tool/agent-http-test.c) drives it with a fake source; the output
+ * side takes its windows from a source too (tests/tool/agent-out-test.c).
  */
 #ifndef UWPROF_TOOL_AGENT_H
 #define UWPROF_TOOL_AGENT_H
@@ -26,6 +33,12 @@
 #define AGENT_MAX_SECONDS	300
 /* Requests served at once; more wait in the kernel's listen queue. */
 #define AGENT_MAX_CONNECTIONS	16
+/* --interval, --keep-files, --keep-bytes, --push-timeout */
+#define AGENT_DEFAULT_INTERVAL	60
+#define AGENT_MAX_INTERVAL	3600
+#define AGENT_DEFAULT_KEEP_FILES 1440
+#define AGENT_DEFAULT_KEEP_BYTES (256ULL << 20)
+#define AGENT_DEFAULT_PUSH_TIMEOUT 10
 
 /* A profile request, checked. */
 struct agent_req {
@@ -108,6 +121,8 @@ struct agent_state {
 	uint64_t	samples, lost, windows;
 };
 
+struct agent_out;
+
 struct agent_wins {
 	pthread_mutex_t	lock;		/* the list and the windows' states */
 	pthread_cond_t	cond;		/* a window done or failed */
@@ -120,18 +135,24 @@ struct agent_wins {
 	struct recorder	*r;
 	uint32_t	start_flags;
 	struct agent_state state;	/* under 'lock' */
+	struct agent_out *out;		/* --output-dir / --push, or NULL */
 };
 
 int agent_wins_init(struct agent_wins *ws, struct recorder *r,
 		    uint32_t start_flags, char *err, size_t errlen);
 /*
- * The recorder's thread, after each drain: opens the windows requested
- * (their files start with every object and live process's mappings known)
- * and closes those whose time is up. Returns the milliseconds until the
- * next one ends, at most 'max_ms'.
+ * The recorder's thread: opens the windows due (their files start with
+ * every object and live process's mappings known) and, unless
+ * 'open_only', closes those whose time is up. Called before each drain
+ * with 'open_only' (records held back while the loop was busy go to
+ * windows due meanwhile) and after it. Returns the milliseconds until the
+ * next one opens or ends, at most 'max_ms'.
  */
-int agent_wins_tick(struct agent_wins *ws, int max_ms);
-/* Stopping: requests still waiting are answered 503. */
+int agent_wins_tick(struct agent_wins *ws, int max_ms, int open_only);
+/*
+ * Stopping: requests still waiting are answered 503; the consecutive
+ * window in progress ends now and is still written out.
+ */
 void agent_wins_stop(struct agent_wins *ws);
 /* After the HTTP server stopped: the directory removed. */
 void agent_wins_fini(struct agent_wins *ws);
@@ -141,6 +162,179 @@ int agent_wins_profile(void *ctx, const struct agent_req *q, uint8_t **buf,
 
 /* agent_metrics.c: the agent_source.metrics of the real agent. */
 int agent_wins_metrics(void *ctx, char **text);
+
+/* ------------------------------------------------ agent_output.c */
+
+/* Where consecutive windows come from: the recorder's, or a test's fake. */
+struct agent_period_src {
+	/*
+	 * Asks for the window [start_ns, end_ns) of CLOCK_MONOTONIC; *h is
+	 * what wait() takes. Returns 0, -ESHUTDOWN once stopping, or -errno.
+	 */
+	int	(*queue)(void *ctx, uint64_t start_ns, uint64_t end_ns, void **h);
+	/*
+	 * Waits for it: 200 with a malloc'd gzipped pprof in *buf and the
+	 * span it covers in span[] (a later start when it opened late, an
+	 * earlier end when the agent stops), or an HTTP status with 'msg'.
+	 */
+	int	(*wait)(void *ctx, void *h, uint8_t **buf, size_t *len,
+			uint64_t span[2], char *msg, size_t msglen);
+	void	*ctx;
+};
+
+/* agent_window.c: the recorder's windows as such a source. */
+void agent_wins_period_src(struct agent_wins *ws, struct agent_period_src *src);
+
+struct agent_out_opts {
+	const char	*dir;		/* --output-dir, or NULL */
+	unsigned int	interval_s;
+	uint64_t	keep_files;
+	uint64_t	keep_bytes;
+	const char	*push_url;	/* --push, or NULL */
+	const char	*push_name;	/* NULL: uwprof{hostname=HOST} */
+	const char	**push_headers;	/* "Name: value" */
+	size_t		nr_push_headers;
+	unsigned int	push_timeout_s;
+	uint32_t	freq;		/* the sampling rate, told to the server */
+};
+
+/*
+ * Kinds of failure (errno values, curl codes, HTTP statuses) said once in
+ * the agent's life: a disk that fills up again and again, or a server that
+ * comes and goes, is one line per kind, and /metrics counts every time.
+ */
+struct agent_once {
+	uint64_t	bits[16];
+	int		streak;	/* one was said since the last success */
+};
+
+/* 1 the first time 'kind' (0..1023) is seen. */
+static inline int agent_once(struct agent_once *o, unsigned int kind)
+{
+	uint64_t bit = 1ULL << (kind % 64);
+	unsigned int w = (kind / 64) % 16;
+
+	if (o->bits[w] & bit)
+		return 0;
+	o->bits[w] |= bit;
+	o->streak = 1;
+	return 1;
+}
+
+/* A success: 1 when a failure was said since the last one (say it's over). */
+static inline int agent_once_over(struct agent_once *o)
+{
+	int said = o->streak;
+
+	o->streak = 0;
+	return said;
+}
+
+/* The directory of --output-dir (agent_files.c). */
+struct agent_files {
+	char		*dir;
+	uint64_t	keep_files, keep_bytes;
+	struct agent_once said;
+	/* read by /metrics while written: __atomic */
+	uint64_t	written, removed, errors;
+};
+
+/*
+ * Checks that 'dir' is a writable directory (created 0700 when missing)
+ * and removes temporary files an earlier agent left in it. 0 or -errno
+ * with one line in 'err'.
+ */
+int agent_files_init(struct agent_files *f, const char *dir,
+		     uint64_t keep_files, uint64_t keep_bytes, char *err,
+		     size_t errlen);
+/*
+ * Writes one window's profile as DIR/uwprof-YYYYMMDDTHHMMSSZ.pb.gz (its
+ * start, UTC), atomically, after removing the oldest so that at most
+ * keep_files files and keep_bytes bytes remain. A failure is said once
+ * per kind and counted; returns 0 or -errno.
+ */
+int agent_files_write(struct agent_files *f, uint64_t start_real_ns,
+		      const uint8_t *buf, size_t len);
+void agent_files_fini(struct agent_files *f);
+
+/* The push (agent_push.c, or agent_push_none.c without libcurl). */
+struct push_item;
+
+struct agent_push {
+	pthread_t	thread;
+	pthread_mutex_t	lock;		/* the queue, the counters, stopping */
+	pthread_cond_t	cond;		/* an item queued, or stopping */
+	struct push_item *head, **tailp;
+	size_t		queued;
+	int		stopping;
+	int		running;
+	void		*curl;		/* CURL *, this thread's only */
+	char		*url;		/* URL/ingest, no query */
+	char		*name;
+	void		*headers;	/* struct curl_slist * */
+	unsigned int	timeout_ms;
+	unsigned int	retry_ms;	/* first wait before a retry; doubles */
+	uint32_t	freq;
+	uint64_t	pushed, failed, retries, dropped;
+	struct agent_once said;
+};
+
+/* Profiles waiting to be pushed, at most; a full queue drops its oldest. */
+#define AGENT_PUSH_QUEUE	4
+/* Tries per profile, while the agent runs (one while it stops). */
+#define AGENT_PUSH_TRIES	3
+
+/* 1 when this build can push (it has libcurl). */
+int agent_push_available(void);
+/* Whether --push's URL is one to push to: 0, or -EINVAL with 'err'. */
+int agent_push_url_check(const char *url, char *err, size_t errlen);
+/*
+ * Checks the URL and starts the pushing thread. Does libcurl's global
+ * set-up, which is safe while the agent's other threads run because none
+ * of them uses libcurl or a TLS library. 0 or -errno with one line in
+ * 'err'.
+ */
+int agent_push_start(struct agent_push *p, const struct agent_out_opts *o,
+		     char *err, size_t errlen);
+/*
+ * Takes 'buf' (malloc'd) to push as the window [from, until) (wall clock,
+ * ns). Never blocks on the network.
+ */
+void agent_push_enqueue(struct agent_push *p, uint8_t *buf, size_t len,
+			uint64_t from_real_ns, uint64_t until_real_ns);
+/* Pushes what is queued (one try each), then ends the thread. */
+void agent_push_stop(struct agent_push *p);
+
+struct agent_out_counts {
+	uint64_t	windows, windows_failed;
+	uint64_t	files_written, files_removed, file_errors;
+	uint64_t	pushed, push_failed, push_retries, push_dropped;
+};
+
+struct agent_out {
+	struct agent_out_opts o;
+	struct agent_period_src src;
+	struct agent_files files;
+	struct agent_push push;
+	int		has_files, has_push;
+	int		files_failed;	/* agent_out_start(): the directory is not usable */
+	pthread_t	thread;
+	int		running;
+	uint64_t	windows, windows_failed;	/* __atomic */
+	struct agent_once said;
+};
+
+/*
+ * Starts the thread that asks 'src' for consecutive windows of
+ * o->interval_s seconds and hands each to the directory and the push.
+ * 0 or -errno with one line in 'err'.
+ */
+int agent_out_start(struct agent_out *out, const struct agent_out_opts *o,
+		    const struct agent_period_src *src, char *err,
+		    size_t errlen);
+/* After the source stopped: the last window written and pushed, all ended. */
+void agent_out_stop(struct agent_out *out);
+void agent_out_counts(struct agent_out *out, struct agent_out_counts *c);
 
 /* argv[0] is "agent"; returns the process exit code. */
 int uwprof_cmd_agent(int argc, char **argv);

@@ -49,9 +49,51 @@ static double cpu_seconds(void)
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-static int metrics_write(FILE *f, const struct agent_state *a,
-			 const struct uwprof_stats *st)
+static void metrics_put(FILE *f, const struct metric *m, size_t n)
 {
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", m[i].name,
+			m[i].help, m[i].name, m[i].type, m[i].name, m[i].value);
+}
+
+/* --output-dir and --push: what was written, pushed, dropped. */
+static void metrics_out(FILE *f, const struct agent_out_counts *c)
+{
+	const struct metric m[] = {
+		{ "uwprof_agent_intervals_total", "counter",
+		  "Consecutive windows whose profile was built.",
+		  (double)c->windows },
+		{ "uwprof_agent_interval_errors_total", "counter",
+		  "Consecutive windows whose profile could not be built.",
+		  (double)c->windows_failed },
+		{ "uwprof_agent_files_written_total", "counter",
+		  "Profiles written to --output-dir.", (double)c->files_written },
+		{ "uwprof_agent_files_removed_total", "counter",
+		  "Oldest profiles removed from --output-dir to stay within --keep-files and --keep-bytes.",
+		  (double)c->files_removed },
+		{ "uwprof_agent_file_errors_total", "counter",
+		  "Profiles that could not be written to --output-dir.",
+		  (double)c->file_errors },
+		{ "uwprof_agent_pushes_total", "counter",
+		  "Profiles pushed (answered 2xx).", (double)c->pushed },
+		{ "uwprof_agent_push_errors_total", "counter",
+		  "Profiles not pushed after their tries.", (double)c->push_failed },
+		{ "uwprof_agent_push_retries_total", "counter",
+		  "Push tries after a failed one.", (double)c->push_retries },
+		{ "uwprof_agent_push_dropped_total", "counter",
+		  "Profiles dropped unpushed: the queue was full.",
+		  (double)c->push_dropped },
+	};
+
+	metrics_put(f, m, sizeof(m) / sizeof(m[0]));
+}
+
+static int metrics_write(FILE *f, const struct agent_state *a,
+			 const struct uwprof_stats *st, struct agent_out *out)
+{
+	struct agent_out_counts c;
 	const struct metric m[] = {
 		{ "process_resident_memory_bytes", "gauge",
 		  "Resident memory size in bytes.", (double)rss_bytes() },
@@ -82,11 +124,12 @@ static int metrics_write(FILE *f, const struct agent_state *a,
 		  "Samples the module skipped: the walks had used their CPU share.",
 		  (double)st->skipped_throttle },
 	};
-	size_t i;
 
-	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
-		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", m[i].name,
-			m[i].help, m[i].name, m[i].type, m[i].name, m[i].value);
+	metrics_put(f, m, sizeof(m) / sizeof(m[0]));
+	if (out) {
+		agent_out_counts(out, &c);
+		metrics_out(f, &c);
+	}
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -108,7 +151,7 @@ int agent_wins_metrics(void *ctx, char **text)
 	f = open_memstream(text, &len);
 	if (!f)
 		return -errno;
-	ret = metrics_write(f, &a, &st);
+	ret = metrics_write(f, &a, &st, ws->out);
 	if (fclose(f) && !ret)
 		ret = -EIO;
 	if (ret) {

@@ -10,9 +10,16 @@
  * request's filters left out, and written as a gzipped pprof for the
  * waiting request. Only open windows hold samples: memory and disk follow
  * the requests, not the agent's uptime.
+ *
+ * The consecutive windows of --output-dir and --push (agent_output.c) are
+ * windows asked for ahead, with a fixed span: each opens a little before
+ * its start and every window closes a little after its end, so that the
+ * samples drained around a boundary land in both files and each keeps
+ * those of its own span; none falls between two windows.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,13 +32,24 @@
 #include "recorder.h"
 #include "report_model.h"
 
+/*
+ * A window with a span opens this long before its start: records are
+ * drained some time after they are taken (the ring reader's poll, the
+ * loop's pass), and one taken after the start may be drained before the
+ * pass that would open the window at its start.
+ */
+#define WIN_LEAD_NS	1000000000ULL
+/* Every window closes this long after its end, for the same reason. */
+#define WIN_LAG_NS	500000000ULL
+
 enum win_state { WIN_PENDING, WIN_OPEN, WIN_DONE, WIN_FAILED };
 
 struct agent_win {
 	struct agent_win *next;
 	enum win_state	state;
-	unsigned int	seconds;
+	unsigned int	seconds;	/* start_ns 0: this long from its opening */
 	uint64_t	start_ns, end_ns;
+	int		until_stop;	/* stopping ends it early, not fails it */
 	struct uwprof_pfw w;
 	char		path[128];
 	char		err[512];	/* WIN_FAILED */
@@ -73,6 +91,7 @@ static void win_open(struct agent_wins *ws, struct agent_win *win)
 {
 	struct recorder *r = ws->r;
 	struct rec_hdr hd;
+	uint64_t now;
 
 	snprintf(win->path, sizeof(win->path), "%s/window-%llu.data", ws->dir,
 		 (unsigned long long)++ws->serial);
@@ -86,8 +105,16 @@ static void win_open(struct agent_wins *ws, struct agent_win *win)
 	rec_procs_replay(r, &win->w);
 	/* Each thread sampled from now on is named again, in this window too. */
 	uwprof_u64map_free(&r->tids);
-	win->start_ns = mono_ns();
-	win->end_ns = win->start_ns + (uint64_t)win->seconds * 1000000000ULL;
+	/*
+	 * A span asked for ahead stays as asked, even when the loop was busy
+	 * past its start: the records taken since then wait in the ring
+	 * reader and are drained after this (agent.c opens before draining).
+	 */
+	if (!win->start_ns) {
+		now = mono_ns();
+		win->start_ns = now;
+		win->end_ns = now + (uint64_t)win->seconds * 1000000000ULL;
+	}
 	win->state = WIN_OPEN;
 }
 
@@ -136,7 +163,15 @@ static void state_copy(struct agent_wins *ws)
 	ws->state.windows = r->nr_tees;
 }
 
-int agent_wins_tick(struct agent_wins *ws, int max_ms)
+/* When the recorder should open a pending window. */
+static uint64_t win_open_at(const struct agent_win *win)
+{
+	if (!win->start_ns)
+		return 0;
+	return win->start_ns > WIN_LEAD_NS ? win->start_ns - WIN_LEAD_NS : 0;
+}
+
+int agent_wins_tick(struct agent_wins *ws, int max_ms, int open_only)
 {
 	struct agent_win *win;
 	uint64_t now = mono_ns(), next = now + (uint64_t)max_ms * 1000000ULL;
@@ -147,15 +182,18 @@ int agent_wins_tick(struct agent_wins *ws, int max_ms)
 		junk = 0;
 	pthread_mutex_lock(&ws->lock);
 	for (win = ws->list; win; win = win->next) {
-		if (win->state == WIN_PENDING) {
+		if (win->state == WIN_PENDING && now >= win_open_at(win)) {
 			win_open(ws, win);
 			changed = 1;
-		} else if (win->state == WIN_OPEN && now >= win->end_ns) {
+		} else if (win->state == WIN_OPEN && !open_only &&
+			   now >= win->end_ns + WIN_LAG_NS) {
 			win_close(win);
 			changed = 1;
 		}
-		if (win->state == WIN_OPEN && win->end_ns < next)
-			next = win->end_ns;
+		if (win->state == WIN_OPEN && win->end_ns + WIN_LAG_NS < next)
+			next = win->end_ns + WIN_LAG_NS;
+		if (win->state == WIN_PENDING && win_open_at(win) < next)
+			next = win_open_at(win);
 	}
 	if (changed) {
 		tees_set(ws);
@@ -170,9 +208,17 @@ void agent_wins_stop(struct agent_wins *ws)
 {
 	struct agent_win *win;
 
+	uint64_t now = mono_ns();
+
 	pthread_mutex_lock(&ws->lock);
 	ws->stopping = 1;
 	for (win = ws->list; win; win = win->next) {
+		if (win->state == WIN_OPEN && win->until_stop) {
+			if (now < win->end_ns)
+				win->end_ns = now;
+			win_close(win);
+			continue;
+		}
 		if (win->state == WIN_OPEN)
 			uwprof_pfw_abort(&win->w);
 		if (win->state == WIN_OPEN || win->state == WIN_PENDING)
@@ -252,6 +298,13 @@ static int win_pprof(struct agent_wins *ws, const struct agent_win *win,
 				 strerror(-ret));
 	}
 	uwprof_rep_free(&rep);
+	/*
+	 * A build allocates megabytes in the arena of whichever thread runs
+	 * it (a request's, the output's) and frees them all; glibc keeps
+	 * freed pages of a thread's arena resident. Hand them back, or the
+	 * agent's RSS follows the largest build of every thread so far.
+	 */
+	malloc_trim(0);
 	pthread_mutex_unlock(&ws->build_lock);
 	if (ret) {
 		free(mem);
@@ -272,19 +325,26 @@ static void win_unlink(struct agent_wins *ws, struct agent_win *win)
 		}
 }
 
-int agent_wins_profile(void *ctx, const struct agent_req *q, uint8_t **buf,
-		       size_t *len, char *msg, size_t msglen)
+/*
+ * Asks for a window: [start_ns, end_ns), or with start_ns 0 'seconds'
+ * from when the recorder opens it. Returns 0 with *winp, or an HTTP
+ * status (500, 503) with 'msg'.
+ */
+static int wins_queue(struct agent_wins *ws, uint64_t start_ns,
+		      uint64_t end_ns, unsigned int seconds,
+		      struct agent_win **winp, char *msg, size_t msglen)
 {
-	struct agent_wins *ws = ctx;
 	struct agent_win *win = calloc(1, sizeof(*win));
 	uint64_t one = 1;
-	int status;
 
 	if (!win) {
 		snprintf(msg, msglen, "out of memory");
 		return 500;
 	}
-	win->seconds = q->seconds;
+	win->seconds = seconds;
+	win->start_ns = start_ns;
+	win->end_ns = end_ns;
+	win->until_stop = start_ns != 0;
 	pthread_mutex_lock(&ws->lock);
 	if (ws->stopping) {
 		pthread_mutex_unlock(&ws->lock);
@@ -296,6 +356,23 @@ int agent_wins_profile(void *ctx, const struct agent_req *q, uint8_t **buf,
 	ws->list = win;
 	if (write(ws->wake_fd, &one, sizeof(one)) < 0)
 		one = 0;
+	pthread_mutex_unlock(&ws->lock);
+	*winp = win;
+	return 0;
+}
+
+/*
+ * Waits for a queued window to end, then builds its profile (filtered by
+ * 'q'). Returns 200 with *buf and the span it covers, or an HTTP status
+ * with 'msg'. The window is freed either way.
+ */
+static int wins_wait(struct agent_wins *ws, struct agent_win *win,
+		     const struct agent_req *q, uint8_t **buf, size_t *len,
+		     uint64_t span[2], char *msg, size_t msglen)
+{
+	int status;
+
+	pthread_mutex_lock(&ws->lock);
 	while (win->state == WIN_PENDING || win->state == WIN_OPEN)
 		pthread_cond_wait(&ws->cond, &ws->lock);
 	win_unlink(ws, win);
@@ -303,10 +380,56 @@ int agent_wins_profile(void *ctx, const struct agent_req *q, uint8_t **buf,
 	if (win->state == WIN_DONE) {
 		status = win_pprof(ws, win, q, buf, len, msg, msglen);
 		unlink(win->path);
+		span[0] = win->start_ns;
+		span[1] = win->end_ns;
 	} else {
 		snprintf(msg, msglen, "%s", win->err);
 		status = ws->stopping ? 503 : 500;
 	}
 	free(win);
 	return status;
+}
+
+int agent_wins_profile(void *ctx, const struct agent_req *q, uint8_t **buf,
+		       size_t *len, char *msg, size_t msglen)
+{
+	struct agent_wins *ws = ctx;
+	struct agent_win *win;
+	uint64_t span[2];
+	int status;
+
+	status = wins_queue(ws, 0, 0, q->seconds, &win, msg, msglen);
+	if (status)
+		return status;
+	return wins_wait(ws, win, q, buf, len, span, msg, msglen);
+}
+
+static int period_queue(void *ctx, uint64_t start_ns, uint64_t end_ns,
+			void **h)
+{
+	struct agent_win *win;
+	char msg[64];
+	int status;
+
+	status = wins_queue(ctx, start_ns ? start_ns : 1, end_ns, 0, &win, msg,
+			    sizeof(msg));
+	if (status)
+		return status == 503 ? -ESHUTDOWN : -ENOMEM;
+	*h = win;
+	return 0;
+}
+
+static int period_wait(void *ctx, void *h, uint8_t **buf, size_t *len,
+		       uint64_t span[2], char *msg, size_t msglen)
+{
+	const struct agent_req every = { .seconds = 0 };
+
+	return wins_wait(ctx, h, &every, buf, len, span, msg, msglen);
+}
+
+void agent_wins_period_src(struct agent_wins *ws, struct agent_period_src *src)
+{
+	src->queue = period_queue;
+	src->wait = period_wait;
+	src->ctx = ws;
 }

@@ -267,6 +267,7 @@ static int proc_upload_pm(struct recorder *r, struct rec_proc *p,
 		goto out;
 	}
 	proc_maps_set(r, p, km, n);
+	p->uploaded = 1;
 	rec_w_maps(r, read_ns, p->pid, comm, fm, n);
 	free(p->pf_maps);
 	p->pf_maps = fm;
@@ -547,6 +548,20 @@ static uint64_t *procs_object_ids(const struct recorder *r, size_t *nr)
 }
 
 /*
+ * A process is gone. The module dropped its mapping list when it exited,
+ * unless an upload read before the exit reached the module after it: that
+ * list, and the tables it names, would stay for as long as the session.
+ * Dropped here when no process has the pid now (ENOENT, the usual answer,
+ * means there was none); a new process that took the pid in between
+ * loses the list it inherited and is uploaded again when it is sampled.
+ */
+static void proc_list_drop(struct recorder *r, const struct rec_proc *p)
+{
+	if (p->uploaded && kill((pid_t)p->pid, 0) && errno == ESRCH)
+		uwprof_dev_process_del(&r->dev, p->pid);
+}
+
+/*
  * Forgets the processes that are gone (their EXIT seen, or no longer in
  * /proc when the record was lost), so that a long-running agent's state
  * follows the live processes rather than every process it ever saw; the
@@ -565,6 +580,7 @@ void rec_procs_prune(struct recorder *r)
 
 		if (p->gone || (kill((pid_t)p->pid, 0) && errno == ESRCH)) {
 			rec_snapshots_flush(r, p->pid, 1);
+			proc_list_drop(r, p);
 			proc_release(p);
 			continue;
 		}

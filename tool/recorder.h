@@ -142,6 +142,7 @@ struct rec_proc {
 	uint32_t	pid;
 	int		ours;		/* 1 profiled, 0 not, -1 not decided */
 	int		refresh;	/* re-read and upload its mappings */
+	int		uploaded;	/* MAPS_SET was called for it */
 	int		urgent;		/* ... at once: code runs in a mapping it lacks */
 	int		gone;
 	uint64_t	last_read_ns;

@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The agent's consecutive windows written to a directory
+ * (tool/agent_output.c, tool/agent_files.c) on the host, with a fake
+ * window source: each window's "profile" is a text naming its span,
+ * padded to a chosen size, handed over when the window's end has passed,
+ * as the recorder's windows are. Checked: the spans follow each other
+ * without a gap, the files are named so that they sort by time, at most
+ * --keep-files files and --keep-bytes bytes remain, other files in the
+ * directory are left alone, a temporary file left by a killed agent is
+ * removed, and failures (the directory removed, a file size limit, a
+ * profile larger than the byte budget) are said once per kind, counted,
+ * and the writes resume when the cause is gone.
+ *
+ *   agent-out-test SCRATCH-DIR
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "tap.h"
+
+/* ------------------------------------------------------- the fake source */
+
+struct fake_win {
+	uint64_t	start, end;
+};
+
+struct fake_src {
+	pthread_mutex_t	lock;
+	pthread_cond_t	cond;
+	int		stopping;
+	size_t		size;		/* bytes of each profile */
+	uint64_t	spans[64][2];	/* as asked, in order */
+	size_t		nr_spans;
+};
+
+static uint64_t mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int fake_queue(void *ctx, uint64_t start, uint64_t end, void **h)
+{
+	struct fake_src *s = ctx;
+	struct fake_win *w;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->stopping) {
+		pthread_mutex_unlock(&s->lock);
+		return -ESHUTDOWN;
+	}
+	if (s->nr_spans < 64) {
+		s->spans[s->nr_spans][0] = start;
+		s->spans[s->nr_spans][1] = end;
+		s->nr_spans++;
+	}
+	pthread_mutex_unlock(&s->lock);
+	w = malloc(sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->start = start;
+	w->end = end;
+	*h = w;
+	return 0;
+}
+
+/* Until the window's end (or the stop, which ends it early). */
+static int fake_wait(void *ctx, void *h, uint8_t **buf, size_t *len,
+		     uint64_t span[2], char *msg, size_t msglen)
+{
+	struct fake_src *s = ctx;
+	struct fake_win *w = h;
+	char *p;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stopping && mono() < w->end) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 20000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+	}
+	if (s->stopping && mono() < w->start) {
+		pthread_mutex_unlock(&s->lock);
+		free(w);
+		snprintf(msg, msglen, "stopping");
+		return 503;
+	}
+	span[0] = w->start;
+	span[1] = s->stopping && mono() < w->end ? mono() : w->end;
+	pthread_mutex_unlock(&s->lock);
+	free(w);
+	p = malloc(s->size);
+	if (!p)
+		return 500;
+	memset(p, '.', s->size);
+	snprintf(p, s->size, "span %llu %llu",
+		 (unsigned long long)span[0], (unsigned long long)span[1]);
+	*buf = (uint8_t *)p;
+	*len = s->size;
+	return 200;
+}
+
+static void fake_stop(struct fake_src *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->stopping = 1;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* ----------------------------------------------------------- helpers */
+
+struct listing {
+	char	names[64][64];
+	size_t	n;
+	size_t	others;		/* files not named as ours */
+	uint64_t bytes;
+};
+
+static void list_dir(const char *dir, struct listing *l)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	memset(l, 0, sizeof(*l));
+	while (d && (de = readdir(d))) {
+		struct stat st;
+		char p[512];
+
+		if (de->d_name[0] == '.' && (!de->d_name[1] ||
+					     !strcmp(de->d_name, "..")))
+			continue;
+		if (strncmp(de->d_name, "uwprof-", 7)) {
+			l->others++;
+			continue;
+		}
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		if (!stat(p, &st))
+			l->bytes += (uint64_t)st.st_size;
+		if (l->n < 64 && strlen(de->d_name) < 64)
+			memcpy(l->names[l->n++], de->d_name, strlen(de->d_name) + 1);
+	}
+	if (d)
+		closedir(d);
+	qsort(l->names, l->n, 64, (int (*)(const void *, const void *))strcmp);
+}
+
+/* The span written into a file: its start, or 0. */
+static uint64_t file_start(const char *dir, const char *name)
+{
+	unsigned long long a = 0, b = 0;
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "span %llu %llu", &a, &b) != 2)
+		a = 0;
+	fclose(f);
+	return a;
+}
+
+/*
+ * The agent's messages, captured through a pipe into memory (a file
+ * would meet the file size limit that one check sets).
+ */
+struct capture {
+	pthread_mutex_t	lock;
+	char		text[65536];
+	size_t		len;
+	int		fd;
+};
+
+static void *capture_main(void *arg)
+{
+	struct capture *c = arg;
+	char buf[1024];
+	ssize_t n;
+
+	while ((n = read(c->fd, buf, sizeof(buf))) > 0) {
+		pthread_mutex_lock(&c->lock);
+		if (c->len + (size_t)n < sizeof(c->text)) {
+			memcpy(c->text + c->len, buf, (size_t)n);
+			c->len += (size_t)n;
+			c->text[c->len] = 0;
+		}
+		pthread_mutex_unlock(&c->lock);
+	}
+	return NULL;
+}
+
+/* Lines of the captured stderr that contain 'what'. */
+static int said(struct capture *c, const char *what)
+{
+	const char *p;
+	int n = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (p = c->text; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+static struct agent_out_opts opts(const char *dir, unsigned int interval,
+				  uint64_t files, uint64_t bytes)
+{
+	struct agent_out_opts o = {
+		.dir = dir, .interval_s = interval, .keep_files = files,
+		.keep_bytes = bytes, .freq = 19,
+	};
+
+	return o;
+}
+
+static void run_for(struct agent_out *out, struct fake_src *s, double secs)
+{
+	usleep((useconds_t)(secs * 1e6));
+	fake_stop(s);
+	agent_out_stop(out);
+}
+
+static void fake_init(struct fake_src *s, size_t size)
+{
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	s->size = size;
+}
+
+/* ------------------------------------------------------------- checks */
+
+/* 1 s windows, at most 3 files: rotation, names, spans, retention. */
+static void check_rotation(const char *top)
+{
+	struct agent_out_opts o;
+	struct agent_out_counts c;
+	struct agent_out out;
+	struct fake_src s;
+	struct listing l;
+	char dir[256], err[256], p[512];
+	size_t i;
+	int ok_spans = 1, sorted = 1, fd;
+
+	snprintf(dir, sizeof(dir), "%s/rot", top);
+	mkdir(dir, 0755);
+	snprintf(p, sizeof(p), "%s/notes.txt", dir);
+	fd = open(p, O_CREAT | O_WRONLY, 0644);
+	close(fd);
+	/* A killed agent's temporary file. */
+	snprintf(p, sizeof(p), "%s/.uwprof-20240101T000000Z.pb.gz.AbC123", dir);
+	fd = open(p, O_CREAT | O_WRONLY, 0600);
+	close(fd);
+	fake_init(&s, 100);
+	o = opts(dir, 1, 3, 1 << 20);
+	ok(!agent_out_start(&out, &o, &(struct agent_period_src){
+			fake_queue, fake_wait, &s }, err, sizeof(err)),
+	   "rotation: starts on %s", dir);
+	ok(access(p, F_OK) && errno == ENOENT,
+	   "a temporary file an earlier agent left is removed at start");
+	run_for(&out, &s, 5.5);
+	agent_out_counts(&out, &c);
+	for (i = 1; i < s.nr_spans; i++)
+		ok_spans &= s.spans[i][0] == s.spans[i - 1][1] &&
+			    s.spans[i][1] - s.spans[i][0] == 1000000000ULL;
+	ok(s.nr_spans >= 5 && ok_spans,
+	   "%zu windows asked for, each 1 s, each starting where the last ended",
+	   s.nr_spans);
+	list_dir(dir, &l);
+	ok(c.files_written >= 5 && l.n == 3 && c.files_removed == c.files_written - 3,
+	   "--keep-files 3: %llu written, %llu removed, %zu left",
+	   (unsigned long long)c.files_written,
+	   (unsigned long long)c.files_removed, l.n);
+	for (i = 1; i < l.n; i++)
+		sorted &= file_start(dir, l.names[i - 1]) <
+			  file_start(dir, l.names[i]);
+	ok(l.n && sorted && strlen(l.names[0]) == strlen("uwprof-20240101T000000Z.pb.gz"),
+	   "names sort as the windows' starts do (%s .. %s)", l.names[0],
+	   l.n ? l.names[l.n - 1] : "");
+	ok(l.others == 1, "the directory's other file is left alone");
+	ok(c.windows == c.files_written && !c.file_errors && !c.windows_failed,
+	   "every window written, no error counted");
+}
+
+/* At most --keep-bytes; a profile larger than it alone is refused. */
+static void check_bytes(const char *top, struct capture *log)
+{
+	struct agent_out_opts o;
+	struct agent_out_counts c;
+	struct agent_out out;
+	struct fake_src s;
+	struct listing l;
+	char dir[256], err[256];
+
+	snprintf(dir, sizeof(dir), "%s/bytes", top);
+	fake_init(&s, 1000);
+	o = opts(dir, 1, 100, 2500);
+	ok(!agent_out_start(&out, &o, &(struct agent_period_src){
+			fake_queue, fake_wait, &s }, err, sizeof(err)),
+	   "bytes: starts, creating %s", dir);
+	run_for(&out, &s, 4.5);
+	agent_out_counts(&out, &c);
+	list_dir(dir, &l);
+	ok(c.files_written >= 4 && l.n == 2 && l.bytes <= 2500,
+	   "--keep-bytes 2500 with 1000-byte profiles: %zu files, %llu bytes left of %llu written",
+	   l.n, (unsigned long long)l.bytes, (unsigned long long)c.files_written);
+
+	fake_init(&s, 3000);
+	ok(!agent_out_start(&out, &o, &(struct agent_period_src){
+			fake_queue, fake_wait, &s }, err, sizeof(err)),
+	   "bytes: starts again");
+	run_for(&out, &s, 2.5);
+	agent_out_counts(&out, &c);
+	list_dir(dir, &l);
+	ok(!c.files_written && c.file_errors >= 2 && l.n == 2 &&
+	   said(log, "exceeds --keep-bytes") == 1,
+	   "a 3000-byte profile over --keep-bytes 2500: not written, %llu errors, said once",
+	   (unsigned long long)c.file_errors);
+}
+
+/* The directory removed, then back; a file size limit. */
+static void check_failures(const char *top, struct capture *log)
+{
+	struct agent_out_opts o;
+	struct agent_out_counts c;
+	struct agent_out out;
+	struct fake_src s;
+	struct listing l;
+	struct rlimit old, lim;
+	char dir[256], err[256];
+
+	snprintf(dir, sizeof(dir), "%s/gone", top);
+	fake_init(&s, 100);
+	o = opts(dir, 1, 100, 1 << 20);
+	ok(!agent_out_start(&out, &o, &(struct agent_period_src){
+			fake_queue, fake_wait, &s }, err, sizeof(err)),
+	   "failures: starts on %s", dir);
+	usleep(1500000);
+	list_dir(dir, &l);
+	for (size_t i = 0; i < l.n; i++) {
+		char p[512];
+
+		snprintf(p, sizeof(p), "%s/%s", dir, l.names[i]);
+		unlink(p);
+	}
+	rmdir(dir);
+	usleep(3000000);
+	agent_out_counts(&out, &c);
+	ok(c.file_errors >= 2 && said(log, "No such file or directory") == 1,
+	   "directory removed: %llu failed writes, said once",
+	   (unsigned long long)c.file_errors);
+	mkdir(dir, 0700);
+	usleep(2000000);
+	list_dir(dir, &l);
+	ok(l.n >= 1 && said(log, "writing profiles again") == 1,
+	   "directory back: writing resumes (%zu files), said once", l.n);
+
+	/* A file size limit: each write fails with EFBIG. */
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim.rlim_cur = 50;
+	lim.rlim_max = old.rlim_max;
+	fflush(stdout);		/* TAP output to a file must not meet the limit */
+	signal(SIGXFSZ, SIG_IGN);
+	setrlimit(RLIMIT_FSIZE, &lim);
+	usleep(3000000);
+	setrlimit(RLIMIT_FSIZE, &old);
+	run_for(&out, &s, 2.0);
+	ok(said(log, "File too large") == 1,
+	   "writes over a file size limit fail (EFBIG), said once");
+	ok(said(log, "writing profiles again") == 2,
+	   "and resume once the limit is gone");
+	ok(out.windows == out.files.written + out.files.errors,
+	   "every window either written or counted as an error");
+}
+
+static void check_bad_dir(const char *top)
+{
+	struct agent_out_opts o;
+	struct agent_out out;
+	struct fake_src s;
+	char dir[256], err[256];
+	int fd;
+
+	fake_init(&s, 10);
+	snprintf(dir, sizeof(dir), "%s/a-file", top);
+	fd = open(dir, O_CREAT | O_WRONLY, 0644);
+	close(fd);
+	o = opts(dir, 1, 3, 1000);
+	ok(agent_out_start(&out, &o, &(struct agent_period_src){
+			fake_queue, fake_wait, &s }, err, sizeof(err)) == -ENOTDIR &&
+	   out.files_failed && strstr(err, dir),
+	   "a file given as the directory is refused: %s", err);
+	snprintf(dir, sizeof(dir), "%s/no/such/parent", top);
+	o.dir = dir;
+	ok(agent_out_start(&out, &o, &(struct agent_period_src){
+			fake_queue, fake_wait, &s }, err, sizeof(err)) == -ENOENT &&
+	   out.files_failed, "a directory whose parent is missing is refused: %s",
+	   err);
+}
+
+int main(int argc, char **argv)
+{
+	static struct capture log = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	pthread_t t;
+	int fds[2], saved;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: agent-out-test SCRATCH-DIR\n");
+		return 2;
+	}
+	check_bad_dir(argv[1]);
+	check_rotation(argv[1]);
+	/* The agent's messages, captured to count them (and shown as "# "). */
+	if (pipe(fds)) {
+		perror("pipe");
+		return 1;
+	}
+	log.fd = fds[0];
+	pthread_create(&t, NULL, capture_main, &log);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fds[1], 2);
+	close(fds[1]);
+	check_bytes(argv[1], &log);
+	check_failures(argv[1], &log);
+	dup2(saved, 2);
+	pthread_join(t, NULL);
+	for (char *l = strtok(log.text, "\n"); l; l = strtok(NULL, "\n"))
+		printf("# %s\n", l);
+	return tap_done();
+}

@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * 'uwprof agent --push URL': each window's gzipped pprof POSTed to
+ * URL/ingest the way Pyroscope's own clients (pyroscope-go's upstream)
+ * send one: the query names the application, the window's start and end
+ * (Unix seconds), the spy and the sampling rate; the body is a
+ * multipart/form-data form whose file field "profile" holds the pprof.
+ * Pyroscope's ingest handler reads that form when the Content-Type says
+ * multipart and no 'format' parameter is given (format=pprof would make it
+ * take the raw body as the profile instead); Grafana Alloy's
+ * pyroscope.receive_http forwards the same request.
+ *
+ * One thread pushes, with libcurl, so the recorder's thread never waits
+ * on the network. Each try has a time limit; a failed one (no answer,
+ * a 5xx, 408 or 429) is tried again after a wait that doubles, at most
+ * AGENT_PUSH_TRIES times; other 4xx answers are not retried. The queue
+ * holds at most AGENT_PUSH_QUEUE profiles: while the server is away the
+ * oldest are dropped, counted, and the memory stays bounded.
+ */
+#define _GNU_SOURCE
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+#define PUSH_SPY	"uwprof"
+/* Kinds said once: curl codes as they are, HTTP statuses from here. */
+#define PUSH_KIND_HTTP	100
+#define PUSH_KIND_DROP	1000
+
+struct push_item {
+	struct push_item *next;
+	uint8_t		*buf;
+	size_t		len;
+	uint64_t	from_s, until_s;
+};
+
+/* The answer's first bytes, for the message of a failed push. */
+struct push_answer {
+	char	text[200];
+	size_t	len;
+};
+
+int agent_push_available(void)
+{
+	return 1;
+}
+
+static size_t answer_keep(char *data, size_t size, size_t n, void *priv)
+{
+	struct push_answer *a = priv;
+	size_t room = sizeof(a->text) - 1 - a->len, take = size * n;
+
+	if (take > room)
+		take = room;
+	memcpy(a->text + a->len, data, take);
+	a->len += take;
+	a->text[a->len] = 0;
+	return size * n;
+}
+
+/* URL + "/ingest": the path is the URL's own, extended. */
+static int push_url(const char *base, char **out, char *err, size_t errlen)
+{
+	CURLU *u = curl_url();
+	char *path = NULL, *full = NULL, *scheme = NULL, *np = NULL, *extra;
+	CURLUcode rc;
+	size_t n;
+	int ret = -EINVAL;
+
+	if (!u)
+		return -ENOMEM;
+	rc = curl_url_set(u, CURLUPART_URL, base, 0);
+	if (!rc)
+		rc = curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+	if (rc || (strcmp(scheme, "http") && strcmp(scheme, "https"))) {
+		snprintf(err, errlen, "--push %s: not an http:// or https:// URL%s%s",
+			 base, rc ? ": " : "", rc ? curl_url_strerror(rc) : "");
+		goto out;
+	}
+	if (!curl_url_get(u, CURLUPART_QUERY, &extra, 0) ||
+	    !curl_url_get(u, CURLUPART_FRAGMENT, &extra, 0)) {
+		curl_free(extra);
+		snprintf(err, errlen,
+			 "--push %s: give the server's base URL, without a query or fragment",
+			 base);
+		goto out;
+	}
+	if (curl_url_get(u, CURLUPART_PATH, &path, 0))
+		goto out;
+	n = strlen(path);
+	while (n && path[n - 1] == '/')
+		n--;
+	if (asprintf(&np, "%.*s/ingest", (int)n, path) < 0) {
+		np = NULL;
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (curl_url_set(u, CURLUPART_PATH, np, 0) ||
+	    curl_url_get(u, CURLUPART_URL, &full, 0))
+		goto out;
+	*out = strdup(full);
+	ret = *out ? 0 : -ENOMEM;
+out:
+	free(np);
+	curl_free(path);
+	curl_free(full);
+	curl_free(scheme);
+	curl_url_cleanup(u);
+	return ret;
+}
+
+int agent_push_url_check(const char *url, char *err, size_t errlen)
+{
+	char *full = NULL;
+	int ret = push_url(url, &full, err, errlen);
+
+	free(full);
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	return ret;
+}
+
+/* The item's URL: base plus name, from, until, spyName, sampleRate. */
+static char *push_item_url(struct agent_push *p, const struct push_item *it)
+{
+	CURLU *u = curl_url();
+	char arg[1200], *full = NULL, *ret = NULL;
+
+	if (!u || curl_url_set(u, CURLUPART_URL, p->url, 0))
+		goto out;
+	snprintf(arg, sizeof(arg), "name=%s", p->name);
+	if (curl_url_set(u, CURLUPART_QUERY, arg,
+			 CURLU_APPENDQUERY | CURLU_URLENCODE))
+		goto out;
+	snprintf(arg, sizeof(arg), "from=%llu&until=%llu&spyName=%s&sampleRate=%u",
+		 (unsigned long long)it->from_s, (unsigned long long)it->until_s,
+		 PUSH_SPY, p->freq);
+	if (curl_url_set(u, CURLUPART_QUERY, arg, CURLU_APPENDQUERY) ||
+	    curl_url_get(u, CURLUPART_URL, &full, 0))
+		goto out;
+	ret = strdup(full);
+out:
+	curl_free(full);
+	curl_url_cleanup(u);
+	return ret;
+}
+
+/*
+ * One try. Returns 0 (2xx), or the kind of failure: a curl code, or
+ * PUSH_KIND_HTTP + status; *retry says whether trying again may help.
+ */
+static unsigned int push_try(struct agent_push *p, const struct push_item *it,
+			     unsigned int timeout_ms, int *retry, char *msg,
+			     size_t msglen)
+{
+	struct push_answer ans = { .len = 0 };
+	char *url = push_item_url(p, it);
+	curl_mimepart *part;
+	curl_mime *form;
+	CURLcode rc = CURLE_OUT_OF_MEMORY;
+	long status = 0;
+
+	*retry = 0;
+	form = url ? curl_mime_init(p->curl) : NULL;
+	part = form ? curl_mime_addpart(form) : NULL;
+	if (part && !curl_mime_name(part, "profile") &&
+	    !curl_mime_filename(part, "profile.pprof") &&
+	    !curl_mime_type(part, "application/octet-stream") &&
+	    !curl_mime_data(part, (const char *)it->buf, it->len)) {
+		curl_easy_setopt(p->curl, CURLOPT_URL, url);
+		curl_easy_setopt(p->curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+		curl_easy_setopt(p->curl, CURLOPT_CONNECTTIMEOUT_MS,
+				 (long)timeout_ms);
+		curl_easy_setopt(p->curl, CURLOPT_MIMEPOST, form);
+		curl_easy_setopt(p->curl, CURLOPT_WRITEFUNCTION, answer_keep);
+		curl_easy_setopt(p->curl, CURLOPT_WRITEDATA, &ans);
+		rc = curl_easy_perform(p->curl);
+		curl_easy_setopt(p->curl, CURLOPT_MIMEPOST, NULL);
+	}
+	curl_mime_free(form);
+	free(url);
+	if (rc != CURLE_OK) {
+		snprintf(msg, msglen, "%s", curl_easy_strerror(rc));
+		*retry = rc != CURLE_OUT_OF_MEMORY && rc != CURLE_URL_MALFORMAT;
+		return rc < PUSH_KIND_HTTP ? (unsigned int)rc : PUSH_KIND_HTTP - 1;
+	}
+	curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status >= 200 && status < 300)
+		return 0;
+	ans.text[strcspn(ans.text, "\r\n")] = 0;
+	snprintf(msg, msglen, "HTTP %ld%s%s", status, ans.len ? ": " : "",
+		 ans.text);
+	*retry = status >= 500 || status == 408 || status == 429;
+	if (status < 100 || status > 599)
+		status = 599;
+	return PUSH_KIND_HTTP + (unsigned int)status;
+}
+
+/* Lock held. Sleeps up to 'ms' unless stopping; returns 'stopping'. */
+static int push_nap(struct agent_push *p, unsigned int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	while (!p->stopping &&
+	       pthread_cond_timedwait(&p->cond, &p->lock, &ts) != ETIMEDOUT)
+		;
+	return p->stopping;
+}
+
+/* Lock held on entry and exit; dropped while on the network. */
+static void push_one(struct agent_push *p, struct push_item *it)
+{
+	unsigned int kind = 0, wait_ms = p->retry_ms;
+	int tries, retry = 0;
+	char msg[320];
+
+	for (tries = 0; tries < AGENT_PUSH_TRIES; tries++) {
+		unsigned int timeout_ms = p->timeout_ms;
+
+		if (tries) {
+			p->retries++;
+			if (push_nap(p, wait_ms))
+				break;
+			wait_ms *= 2;
+		}
+		pthread_mutex_unlock(&p->lock);
+		kind = push_try(p, it, timeout_ms, &retry, msg, sizeof(msg));
+		pthread_mutex_lock(&p->lock);
+		if (!kind || !retry || p->stopping)
+			break;
+	}
+	if (!kind) {
+		p->pushed++;
+		if (agent_once_over(&p->said))
+			fprintf(stderr, "uwprof agent: pushing to %s works again\n",
+				p->url);
+		return;
+	}
+	p->failed++;
+	if (agent_once(&p->said, kind))
+		fprintf(stderr,
+			"uwprof agent: pushing to %s: %s (said once; every failed push is counted in /metrics)\n",
+			p->url, msg);
+}
+
+static void *push_main(void *arg)
+{
+	struct agent_push *p = arg;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		struct push_item *it = p->head;
+
+		if (!it) {
+			if (p->stopping)
+				break;
+			pthread_cond_wait(&p->cond, &p->lock);
+			continue;
+		}
+		p->head = it->next;
+		if (!p->head)
+			p->tailp = &p->head;
+		p->queued--;
+		push_one(p, it);
+		free(it->buf);
+		free(it);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+static int push_curl_setup(struct agent_push *p, const struct agent_out_opts *o,
+			   char *err, size_t errlen)
+{
+	struct curl_slist *h = NULL;
+	size_t i;
+
+	p->curl = curl_easy_init();
+	if (!p->curl) {
+		snprintf(err, errlen, "--push: libcurl could not start");
+		return -ENOMEM;
+	}
+	for (i = 0; i < o->nr_push_headers; i++) {
+		struct curl_slist *nh = curl_slist_append(h, o->push_headers[i]);
+
+		if (!nh) {
+			curl_slist_free_all(h);
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		h = nh;
+	}
+	p->headers = h;
+	curl_easy_setopt(p->curl, CURLOPT_HTTPHEADER, h);
+	/* Threads: no signals for the time limits. */
+	curl_easy_setopt(p->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(p->curl, CURLOPT_USERAGENT, "uwprof-agent");
+	curl_easy_setopt(p->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(p->curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	return 0;
+}
+
+static int push_name(struct agent_push *p, const struct agent_out_opts *o)
+{
+	char host[256] = "";
+
+	if (o->push_name) {
+		p->name = strdup(o->push_name);
+		return p->name ? 0 : -ENOMEM;
+	}
+	if (gethostname(host, sizeof(host) - 1) || !host[0])
+		snprintf(host, sizeof(host), "unknown");
+	host[strcspn(host, "{},= ")] = 0;
+	if (asprintf(&p->name, "uwprof{hostname=%s}", host) < 0) {
+		p->name = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void push_free(struct agent_push *p)
+{
+	if (p->curl)
+		curl_easy_cleanup(p->curl);
+	curl_slist_free_all(p->headers);
+	free(p->url);
+	free(p->name);
+	p->curl = NULL;
+	p->headers = NULL;
+	p->url = NULL;
+	p->name = NULL;
+}
+
+int agent_push_start(struct agent_push *p, const struct agent_out_opts *o,
+		     char *err, size_t errlen)
+{
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	p->tailp = &p->head;
+	p->timeout_ms = o->push_timeout_s * 1000;
+	p->retry_ms = 1000;
+	p->freq = o->freq;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+		snprintf(err, errlen, "--push: libcurl could not start");
+		return -ENOMEM;
+	}
+	ret = push_url(o->push_url, &p->url, err, errlen);
+	if (!ret)
+		ret = push_name(p, o);
+	if (!ret)
+		ret = push_curl_setup(p, o, err, errlen);
+	if (ret) {
+		if (ret == -ENOMEM && !err[0])
+			snprintf(err, errlen, "out of memory");
+		push_free(p);
+		curl_global_cleanup();
+		return ret;
+	}
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	ret = -pthread_create(&p->thread, NULL, push_main, p);
+	if (ret) {
+		snprintf(err, errlen, "--push: starting its thread: %s",
+			 strerror(-ret));
+		pthread_mutex_destroy(&p->lock);
+		pthread_cond_destroy(&p->cond);
+		push_free(p);
+		curl_global_cleanup();
+		return ret;
+	}
+	p->running = 1;
+	return 0;
+}
+
+void agent_push_enqueue(struct agent_push *p, uint8_t *buf, size_t len,
+			uint64_t from_real_ns, uint64_t until_real_ns)
+{
+	struct push_item *it = calloc(1, sizeof(*it));
+
+	if (!it) {
+		free(buf);
+		return;
+	}
+	it->buf = buf;
+	it->len = len;
+	it->from_s = from_real_ns / 1000000000ULL;
+	/* Pyroscope takes whole seconds: a window ends in its last one. */
+	it->until_s = (until_real_ns + 999999999ULL) / 1000000000ULL;
+	pthread_mutex_lock(&p->lock);
+	if (p->queued >= AGENT_PUSH_QUEUE) {
+		struct push_item *old = p->head;
+
+		p->head = old->next;
+		if (!p->head)
+			p->tailp = &p->head;
+		p->queued--;
+		p->dropped++;
+		if (agent_once(&p->said, PUSH_KIND_DROP))
+			fprintf(stderr,
+				"uwprof agent: pushing to %s: %d profiles wait already; the oldest are dropped (counted in /metrics)\n",
+				p->url, AGENT_PUSH_QUEUE);
+		free(old->buf);
+		free(old);
+	}
+	*p->tailp = it;
+	p->tailp = &it->next;
+	p->queued++;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void agent_push_stop(struct agent_push *p)
+{
+	if (!p->running)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stopping = 1;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	p->running = 0;
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
+	push_free(p);
+	curl_global_cleanup();
+}
