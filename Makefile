@@ -41,7 +41,7 @@ KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(ARCH),ARCH=$(ARCH)) \
 
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 
-.PHONY: all module module-clean tool deps demo check check-host check-guest realprog install \
+.PHONY: all module module-clean tool deps demo check check-host check-guest realprog soak install \
 	dkms-install dkms-uninstall fuzz bench-table clean accuracy bench \
 	stress kernel-debug check-debug matrix
 
@@ -99,6 +99,15 @@ bench: deps
 # Reliability: docs/reliability.md has the figures and what each runs.
 stress: deps
 	tests/stress/run
+
+# The agent through 30 minutes of process and library churn (x86_64 guest):
+# its RSS and the module's table memory; figures in docs/reliability.md.
+SOAK_MINUTES ?= 30
+soak: deps
+	tests/tool/guest-build x86_64 $(CURDIR)/build
+	tests/vm/run --arch x86_64 --kernel 6.1 --timeout $$(( $(SOAK_MINUTES) * 60 + 1800 )) -- \
+		/bin/sh $(CURDIR)/tests/tool/guest-soak --minutes $(SOAK_MINUTES) \
+		--min-procs 10000 x86_64 $(CURDIR)/build
 
 kernel-debug: deps
 	tests/debug-kernel/build --arch x86_64
