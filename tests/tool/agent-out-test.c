@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "capture.h"
 #include "tap.h"
 
 /* ------------------------------------------------------- the fake source */
@@ -183,48 +184,6 @@ static uint64_t file_start(const char *dir, const char *name)
 	return a;
 }
 
-/*
- * The agent's messages, captured through a pipe into memory (a file
- * would meet the file size limit that one check sets).
- */
-struct capture {
-	pthread_mutex_t	lock;
-	char		text[65536];
-	size_t		len;
-	int		fd;
-};
-
-static void *capture_main(void *arg)
-{
-	struct capture *c = arg;
-	char buf[1024];
-	ssize_t n;
-
-	while ((n = read(c->fd, buf, sizeof(buf))) > 0) {
-		pthread_mutex_lock(&c->lock);
-		if (c->len + (size_t)n < sizeof(c->text)) {
-			memcpy(c->text + c->len, buf, (size_t)n);
-			c->len += (size_t)n;
-			c->text[c->len] = 0;
-		}
-		pthread_mutex_unlock(&c->lock);
-	}
-	return NULL;
-}
-
-/* Lines of the captured stderr that contain 'what'. */
-static int said(struct capture *c, const char *what)
-{
-	const char *p;
-	int n = 0;
-
-	pthread_mutex_lock(&c->lock);
-	for (p = c->text; (p = strstr(p, what)); p += strlen(what))
-		n++;
-	pthread_mutex_unlock(&c->lock);
-	return n;
-}
-
 static struct agent_out_opts opts(const char *dir, unsigned int interval,
 				  uint64_t files, uint64_t bytes)
 {
@@ -336,7 +295,7 @@ static void check_bytes(const char *top, struct capture *log)
 	agent_out_counts(&out, &c);
 	list_dir(dir, &l);
 	ok(!c.files_written && c.file_errors >= 2 && l.n == 2 &&
-	   said(log, "exceeds --keep-bytes") == 1,
+	   capture_said(log, "exceeds --keep-bytes") == 1,
 	   "a 3000-byte profile over --keep-bytes 2500: not written, %llu errors, said once",
 	   (unsigned long long)c.file_errors);
 }
@@ -369,13 +328,13 @@ static void check_failures(const char *top, struct capture *log)
 	rmdir(dir);
 	usleep(3000000);
 	agent_out_counts(&out, &c);
-	ok(c.file_errors >= 2 && said(log, "No such file or directory") == 1,
+	ok(c.file_errors >= 2 && capture_said(log, "No such file or directory") == 1,
 	   "directory removed: %llu failed writes, said once",
 	   (unsigned long long)c.file_errors);
 	mkdir(dir, 0700);
 	usleep(2000000);
 	list_dir(dir, &l);
-	ok(l.n >= 1 && said(log, "writing profiles again") == 1,
+	ok(l.n >= 1 && capture_said(log, "writing profiles again") == 1,
 	   "directory back: writing resumes (%zu files), said once", l.n);
 
 	/* A file size limit: each write fails with EFBIG. */
@@ -388,9 +347,9 @@ static void check_failures(const char *top, struct capture *log)
 	usleep(3000000);
 	setrlimit(RLIMIT_FSIZE, &old);
 	run_for(&out, &s, 2.0);
-	ok(said(log, "File too large") == 1,
+	ok(capture_said(log, "File too large") == 1,
 	   "writes over a file size limit fail (EFBIG), said once");
-	ok(said(log, "writing profiles again") == 2,
+	ok(capture_said(log, "writing profiles again") == 2,
 	   "and resume once the limit is gone");
 	ok(out.windows == out.files.written + out.files.errors,
 	   "every window either written or counted as an error");
@@ -424,8 +383,6 @@ static void check_bad_dir(const char *top)
 int main(int argc, char **argv)
 {
 	static struct capture log = { .lock = PTHREAD_MUTEX_INITIALIZER };
-	pthread_t t;
-	int fds[2], saved;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: agent-out-test SCRATCH-DIR\n");
@@ -434,21 +391,12 @@ int main(int argc, char **argv)
 	check_bad_dir(argv[1]);
 	check_rotation(argv[1]);
 	/* The agent's messages, captured to count them (and shown as "# "). */
-	if (pipe(fds)) {
-		perror("pipe");
+	if (capture_start(&log)) {
+		perror("capturing stderr");
 		return 1;
 	}
-	log.fd = fds[0];
-	pthread_create(&t, NULL, capture_main, &log);
-	fflush(stderr);
-	saved = dup(2);
-	dup2(fds[1], 2);
-	close(fds[1]);
 	check_bytes(argv[1], &log);
 	check_failures(argv[1], &log);
-	dup2(saved, 2);
-	pthread_join(t, NULL);
-	for (char *l = strtok(log.text, "\n"); l; l = strtok(NULL, "\n"))
-		printf("# %s\n", l);
+	capture_finish(&log);
 	return tap_done();
 }

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "capture.h"
 #include "tap.h"
 
 /* ------------------------------------------------------- the receiver */
@@ -225,51 +226,12 @@ static int rcv_requests(void)
 
 /* ---------------------------------------------------------- helpers */
 
-struct capture {
-	pthread_mutex_t	lock;
-	char		text[65536];
-	size_t		len;
-	int		fd;
-};
-
 static struct capture cap = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static void *capture_main(void *arg)
-{
-	struct capture *c = arg;
-	char buf[1024];
-	ssize_t n;
-
-	while ((n = read(c->fd, buf, sizeof(buf))) > 0) {
-		pthread_mutex_lock(&c->lock);
-		if (c->len + (size_t)n < sizeof(c->text)) {
-			memcpy(c->text + c->len, buf, (size_t)n);
-			c->len += (size_t)n;
-			c->text[c->len] = 0;
-		}
-		pthread_mutex_unlock(&c->lock);
-	}
-	return NULL;
-}
-
-/*
- * How often the captured stderr says 'what', once it says it at all (the
- * capture thread reads the pipe a moment after the message is written).
- */
+/* How often the push said 'what' on stderr. */
 static int said(const char *what)
 {
-	const char *p;
-	int n = 0, tries;
-
-	for (tries = 0; tries < 100 && !n; tries++) {
-		if (tries)
-			usleep(10000);
-		pthread_mutex_lock(&cap.lock);
-		for (p = cap.text; (p = strstr(p, what)); p += strlen(what))
-			n++;
-		pthread_mutex_unlock(&cap.lock);
-	}
-	return n;
+	return capture_said(&cap, what);
 }
 
 static double now_s(void)
@@ -559,34 +521,22 @@ static void check_out(void)
 
 int main(void)
 {
-	pthread_t t;
-	int fds[2], saved;
-
 	rcv_start();
 	if (!rcv.port) {
 		printf("1..0 # SKIP no loopback port for the receiver\n");
 		return 0;
 	}
 	check_urls();
-	if (pipe(fds)) {
-		perror("pipe");
+	if (capture_start(&cap)) {
+		perror("capturing stderr");
 		return 1;
 	}
-	cap.fd = fds[0];
-	pthread_create(&t, NULL, capture_main, &cap);
-	fflush(stderr);
-	saved = dup(2);
-	dup2(fds[1], 2);
-	close(fds[1]);
 	check_one();
 	check_retries();
 	check_stall();
 	check_refused();
 	check_out();
-	dup2(saved, 2);
-	pthread_join(t, NULL);
-	for (char *l = strtok(cap.text, "\n"); l; l = strtok(NULL, "\n"))
-		printf("# %s\n", l);
+	capture_finish(&cap);
 	MHD_stop_daemon(rcv.d);
 	return tap_done();
 }
