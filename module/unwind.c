@@ -336,11 +336,31 @@ static u32 step_fp(struct walk *w)
 }
 
 /*
+ * Whether fp is still the trampoline's, not a value rt_sigreturn has
+ * already restored (it restores sp and pc too, one after the other). On
+ * x86_64 the handler gave back the interrupted fp, which the frame holds;
+ * on arm64 fp is the record {fp, lr} the kernel pushed beside the frame.
+ */
+static bool sigframe_untouched(struct walk *w, const u64 *r)
+{
+	u64 rec[2];
+
+	if (!w->fp_ok)
+		return false;
+	if (UWPROF_SIG_LR_WORD < 0)
+		return w->fp == r[UWPROF_SIG_FP_WORD];
+	return !read_words(w, w->fp, rec, 2) && rec[0] == r[UWPROF_SIG_FP_WORD] &&
+	       rec[1] == r[UWPROF_SIG_LR_WORD < 0 ? 0 : UWPROF_SIG_LR_WORD];
+}
+
+/*
  * Restore the interrupted registers from the kernel's rt_sigframe, which
  * sits at sp in the sigreturn trampoline's frame. The interrupted sp may be
  * on another stack (sigaltstack), so it is not required to be above ours.
+ * in_flight: pc is inside the trampoline, not at its start, so rt_sigreturn
+ * may be running and restoring the very registers the walk started from.
  */
-static u32 step_signal(struct walk *w)
+static u32 step_signal(struct walk *w, bool in_flight)
 {
 	u64 r[UWPROF_SIG_WORDS];
 	u64 pc, sp;
@@ -353,6 +373,8 @@ static u32 step_signal(struct walk *w)
 		return STEP_STOP(UWPROF_STOP_BAD_SP);
 	if (!pc || pc >= w->limit)
 		return STEP_STOP(UWPROF_STOP_BAD_PC);
+	if (in_flight && !sigframe_untouched(w, r))
+		return STEP_STOP(UWPROF_STOP_BAD_SP);
 	w->pc = pc;
 	w->sp = sp;
 	w->fp = r[UWPROF_SIG_FP_WORD];
@@ -366,15 +388,32 @@ static u32 step_signal(struct walk *w)
 	return 0;
 }
 
-/* Whether pc is the sigreturn trampoline, by its code. */
-static bool at_sigreturn(struct walk *w)
+/* Whether the trampoline's code starts at 'start'. */
+static bool sigreturn_code_at(struct walk *w, u64 start)
 {
 	u8 code[UWPROF_SIGRETURN_LEN];
 
-	if (!range_ok(w, w->pc, sizeof(code)) ||
-	    UWPROF_ENV_READ(w->env, code, w->pc, sizeof(code)))
+	if (!range_ok(w, start, sizeof(code)) ||
+	    UWPROF_ENV_READ(w->env, code, start, sizeof(code)))
 		return false;
 	return uwprof_arch_is_sigreturn(code);
+}
+
+/*
+ * Where pc is in the sigreturn trampoline, by its code: 0 at its start (a
+ * handler returns there), a later offset of UWPROF_SIGRETURN_PCS for an
+ * interrupted pc (a sample at its system call, or in rt_sigreturn itself),
+ * -1 outside it.
+ */
+static int at_sigreturn(struct walk *w)
+{
+	static const u8 pcs[] = UWPROF_SIGRETURN_PCS;
+	unsigned int i, n = w->exact ? sizeof(pcs) : 1;
+
+	for (i = 0; i < n; i++)
+		if (w->pc >= pcs[i] && sigreturn_code_at(w, w->pc - pcs[i]))
+			return pcs[i];
+	return -1;
 }
 
 /* Whether 'target' is the start of the code holding pc, at most that far. */
@@ -456,9 +495,11 @@ static bool leaf_at_sp(struct walk *w, u64 *ra)
 static u32 step_no_row(struct walk *w, u32 flags, u32 reason, u32 *fp_used)
 {
 	u64 ra;
+	int sig;
 
-	if (at_sigreturn(w))
-		return step_signal(w);
+	sig = at_sigreturn(w);
+	if (sig >= 0)
+		return step_signal(w, sig > 0);
 	if (flags & UWPROF_UNWIND_NO_FP_FALLBACK)
 		return STEP_STOP(reason);
 	*fp_used = 1;
@@ -515,7 +556,7 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 	u32 ret;
 
 	if (r->flags & UWPROF_RULE_SIGNAL)
-		return step_signal(w);
+		return step_signal(w, false);
 
 	switch (r->cfa_type) {
 	case UWPROF_CFA_SP:
@@ -650,8 +691,8 @@ static u32 step(struct walk *w, const struct uwprof_unwind_req *req,
 				 * it in its mapping (qemu-user's) is returned
 				 * to at its first byte.
 				 */
-				if (!w->exact && at_sigreturn(w))
-					return step_signal(w);
+				if (!w->exact && at_sigreturn(w) == 0)
+					return step_signal(w, false);
 				stopped_at(w, res);
 				return STEP_STOP(UWPROF_STOP_NO_MAP);
 			}

@@ -38,6 +38,8 @@
  * padded to glibc's 128 bytes, then alignment. In struct sigcontext,
  * fault_address comes first, then regs[31], sp, pc: x29 at 240, x30 at 248,
  * sp at 256, pc at 264. One read of 4 words from sp + 128 + 176 + 240.
+ * Beside the frame the kernel pushes a frame record {interrupted x29, x30}
+ * and points the handler's x29 at it.
  * The arm64 test build asserts these against the cross <asm/sigcontext.h>
  * and <sys/ucontext.h>.
  */
@@ -79,6 +81,11 @@ static_assert(offsetof(struct sigcontext, pc) == UWPROF_SIG_SC_PC);
  * is what identifies a signal frame.
  */
 #define UWPROF_SIGRETURN_LEN		8
+/*
+ * Where an interrupted pc can be in it: at the mov, at the svc, or past the
+ * svc while rt_sigreturn runs (a sample taken in the system call).
+ */
+#define UWPROF_SIGRETURN_PCS		{ 0, 4, 8 }
 
 static inline bool uwprof_arch_is_sigreturn(const u8 *c)
 {

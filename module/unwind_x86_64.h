@@ -73,6 +73,11 @@ static_assert(UWPROF_SIG_FRAME_OFF(uc.uc_mcontext.ip) ==
  * table row marks it as a signal frame.
  */
 #define UWPROF_SIGRETURN_LEN		9
+/*
+ * Where an interrupted pc can be in it: at the mov, at the syscall, or past
+ * it while rt_sigreturn runs (a sample taken in the system call).
+ */
+#define UWPROF_SIGRETURN_PCS		{ 0, 7, 9 }
 
 static inline bool uwprof_arch_is_sigreturn(const u8 *c)
 {

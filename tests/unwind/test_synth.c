@@ -1342,6 +1342,56 @@ static void put_call(struct world *w, u64 target)
  * through a PLT stub's GOT slot; else fp is followed (skipping the
  * caller, as it must when the return address cannot be trusted).
  */
+/*
+ * Interrupted inside the trampoline by its code: at each instruction, and
+ * past the system call while rt_sigreturn runs. sp is the frame, fp the
+ * trampoline's (x86_64: the interrupted fp; arm64: the kernel's record).
+ * Once rt_sigreturn has restored fp (and maybe sp), the frame at sp is no
+ * longer the one fp belongs to: the walk stops rather than read it.
+ */
+static void test_signal_in_flight(struct tap *t, struct world *w)
+{
+	static const u64 x86_pcs[] = { 0, 7, 9 }, a64_pcs[] = { 0, 4, 8 };
+	const u64 *pcs = ARM64 ? a64_pcs : x86_pcs;
+	u64 s2 = S + 0x800, rec = S + 0x400, want[4];
+	unsigned int i;
+
+	for (i = 0; i < 4; i++) {
+		bool restored = i == 3;
+		u64 off = pcs[restored ? 2 : i];
+
+		world_init(w);
+		put_tramp_code(w);
+		w->regs.pc = TRAMP_CODE + off;
+		w->regs.sp = S;
+		put_sigframe(w, S, TEXT + F_LEAF, s2, s2 + 32, TEXT + F_FP + 0x10);
+		put(w, s2, TEXT + F_FP + 0x10);		/* x86: LEAF's ra */
+		put(w, s2 + 32, 0);
+		put(w, s2 + 40, TEXT + F_OUTER + 4);
+		if (ARM64) {
+			put(w, rec, s2 + 32);
+			put(w, rec + 8, TEXT + F_FP + 0x10);
+			w->regs.fp = restored ? s2 + 32 : rec;
+		} else {
+			w->regs.fp = restored ? s2 + 64 : s2 + 32;
+		}
+		run(w, 0, 64);
+		want[0] = TRAMP_CODE + off;
+		want[1] = TEXT + F_LEAF;
+		want[2] = TEXT + F_FP + 0x10;
+		want[3] = TEXT + F_OUTER + 4;
+		if (restored)
+			expect(t, w, want, 1, UWPROF_STOP_BAD_SP,
+			       "in rt_sigreturn, fp already restored: BAD_SP");
+		else if (expect(t, w, want, 4, UWPROF_STOP_OK,
+				i == 0 ? "interrupted at the trampoline's start" :
+				i == 1 ? "interrupted at the trampoline's system call" :
+				"interrupted in rt_sigreturn, before it restored anything"))
+			tap_ok(t, w->res.fp_frames == 0,
+			       "trampoline + %llu: no fp fallback", (unsigned long long)off);
+	}
+}
+
 static void test_leaf_calls(struct tap *t, struct world *w)
 {
 	static const struct { int plt; u64 target; bool leaf; const char *what; } c[] = {
@@ -1568,6 +1618,7 @@ int main(void)
 	test_signal(&t, w, BY_ROW);
 	test_signal(&t, w, BY_CODE);
 	test_signal(&t, w, AT_MAP_START);
+	test_signal_in_flight(&t, w);
 	test_arch(&t, w);
 	test_leaf_calls(&t, w);
 	tap_ok(&t, w->cached_walks && !w->cache_diffs,
