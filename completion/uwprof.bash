@@ -110,7 +110,7 @@ _uwprof()
 		-i|--input)
 			_uwprof_reply -f -- "$cur"; return 0 ;;
 		esac
-		opts="-i --input --lines --help"
+		opts="-i --input --lines --max-stack --help"
 		;;
 	table)
 		case $prev in

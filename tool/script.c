@@ -19,9 +19,12 @@
  * the first line of the output (the Firefox Profiler) would otherwise turn
  * away a profile whose first sample is incomplete.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exit_status.h"
@@ -33,7 +36,7 @@
 static void script_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: uwprof script [-i FILE] [--lines]\n"
+		"usage: uwprof script [-i FILE] [--lines] [--max-stack N]\n"
 		"  Print every sample of a profile in 'perf script' layout:\n"
 		"  'comm tid [cpu] sec.usec: period event:', then one line per\n"
 		"  frame, leaf first: tab, ip, sym+0xoff, (dso); a blank line\n"
@@ -43,17 +46,20 @@ static void script_usage(FILE *f)
 		"  'offcpu-time', as perf does, their period the ns off CPU.\n"
 		"  -i, --input FILE  the profile (default uwprof.data)\n"
 		"  --lines           add ' file:line' to frames with line info\n"
+		"  --max-stack N     print at most N frames of each sample, from\n"
+		"                    the leaf (kernel frames count)\n"
 		"  exit: 0 ok, 1 unreadable or corrupt input or write error,\n"
 		"        2 usage\n");
 }
 
-static int script_print(const struct uwprof_rep *r, FILE *f, int lines)
+static int script_print(const struct uwprof_rep *r, FILE *f, int lines,
+			uint32_t max_stack)
 {
 	const struct uwprof_rep_sample *s;
 	const struct uwprof_rep_frame *fr;
 	unsigned int st;
 	size_t i;
-	uint32_t j;
+	uint32_t j, n;
 
 	for (i = 0; i < r->nr_samples; i++) {
 		s = &r->samples[i];
@@ -68,7 +74,10 @@ static int script_print(const struct uwprof_rep *r, FILE *f, int lines)
 			fprintf(f, "# stop: %s%s\n", uwprof_pf_stop_name(st),
 				(s->flags & UWPROF_SAMPLE_FP_USED) ?
 				", fp-fallback" : "");
-		for (j = 0; j < s->nr_kernel + s->nr_user; j++) {
+		n = s->nr_kernel + s->nr_user;
+		if (n > max_stack)
+			n = max_stack;
+		for (j = 0; j < n; j++) {
 			fr = &r->frames[s->frames[j]];
 			fprintf(f, "\t%16llx ", (unsigned long long)fr->ip);
 			if (fr->sym)
@@ -92,13 +101,17 @@ int uwprof_cmd_script(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "lines", no_argument, NULL, 'l' },
+		{ "max-stack", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = "uwprof.data";
 	char msg[PATH_MAX + 256];
 	struct uwprof_rep r;
+	uint32_t max_stack = UINT32_MAX;
 	int c, lines = 0, ret;
+	unsigned long ul;
+	char *end;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:h", opts, NULL)) != -1) {
@@ -108,6 +121,17 @@ int uwprof_cmd_script(int argc, char **argv)
 			break;
 		case 'l':
 			lines = 1;
+			break;
+		case 'm':
+			errno = 0;
+			ul = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' ||
+			    ul > UINT32_MAX) {
+				fprintf(stderr, "uwprof script: bad --max-stack '%s'\n",
+					optarg);
+				return UWPROF_EX_USAGE;
+			}
+			max_stack = (uint32_t)ul;
 			break;
 		case 'h':
 			script_usage(stdout);
@@ -126,7 +150,7 @@ int uwprof_cmd_script(int argc, char **argv)
 	ret = uwprof_cmd_load_profile(&r, input, lines);
 	if (ret)
 		return ret;
-	script_print(&r, stdout, lines);
+	script_print(&r, stdout, lines, max_stack);
 	ret = uwprof_rep_stdout_done("script", msg, sizeof(msg));
 	if (ret)
 		fprintf(stderr, "uwprof: %s\n", msg);
