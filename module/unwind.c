@@ -551,7 +551,7 @@ static u32 cfa_deref(struct walk *w, const struct uwprof_rule *r, u64 *cfa)
 
 static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 {
-	bool ok, from_lr = false;
+	bool ok, from_lr = false, from_reg = false;
 	u64 cfa, ra, fp;
 	u32 ret;
 
@@ -598,14 +598,16 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 	case UWPROF_REG_IN_REG:
 		/*
 		 * Another general register holds it (x86_64 __vfork pops it
-		 * into rdi across the system call): its value is known while
-		 * the interrupted frame's registers still apply, or if it is
-		 * the register recovered from the stack.
+		 * into rdi across the system call; Go's arm64 stack check
+		 * keeps it in x3 while it calls morestack): its value is known
+		 * while the interrupted frame's registers still apply, or if
+		 * it is the register recovered from the stack.
 		 */
 		if (r->ra_off != UWPROF_ARCH_LR_REGNO) {
 			if (!gpr_value(w, (u32)r->ra_off, &ra))
 				return STEP_STOP(UWPROF_STOP_UNSUPPORTED);
 			from_lr = true;
+			from_reg = true;
 			break;
 		}
 		fallthrough;
@@ -648,6 +650,13 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 	w->fp = ok ? fp : 0;
 	w->fp_ok = ok;
 	regs_step(w, r, cfa);
+	/*
+	 * The register served once; the caller's own value of it is not
+	 * known, and a second frame taking its return address from it at the
+	 * same sp would only repeat this one.
+	 */
+	if (from_reg)
+		regs_lost(w);
 	return step_to(w, strip_ra(w, ra), cfa, false, from_lr);
 }
 

@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <gelf.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "goframe.h"
 #include "outermost.h"
+#include "vec.h"
 
 /*
  * Go functions no frame returns into (the ELF entry point among them: its
@@ -74,6 +76,62 @@ static const char *const go_switching_amd64[] = {
 	"time.now", "time.now.abi0",
 };
 
+/*
+ * Go's stack check on arm64: a function entered with too little stack
+ * branches, before its frame exists, to a block at its end that does
+ * 'mov x3, x30; bl runtime.morestack_noctxt' (or morestack, morestackc).
+ * Its caller's return address is then in x3, the callee's lr being the
+ * block's own; Go's CFI there still says lr, which a walk out of
+ * morestack_noctxt does not know. The row of the bl says x3.
+ */
+static const char *const go_morestack[] = {
+	"runtime.morestack", "runtime.morestack.abi0",
+	"runtime.morestack_noctxt", "runtime.morestack_noctxt.abi0",
+	"runtime.morestackc", "runtime.morestackc.abi0",
+};
+
+#define GO_MORESTACK_MAX	(sizeof(go_morestack) / sizeof(go_morestack[0]))
+#define A64_MOV_X3_X30		0xaa1e03e3U	/* orr x3, xzr, x30 */
+#define A64_BL_MASK		0xfc000000U
+#define A64_BL			0x94000000U
+
+struct go_morestack_set {
+	uint64_t	addr[GO_MORESTACK_MAX];
+	size_t		nr;
+};
+
+static uint32_t le32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/*
+ * The address of the bl of Go's stack-check block in the code at [lo, hi),
+ * or 0 when it has none.
+ */
+static uint64_t go_morestack_bl(const struct go_morestack_set *ms,
+				const uint8_t *code, uint64_t lo, uint64_t hi)
+{
+	uint64_t off, pc, target;
+	uint32_t bl;
+	size_t k;
+
+	for (off = 0; lo + off + 8 <= hi; off += 4) {
+		if (le32(code + off) != A64_MOV_X3_X30)
+			continue;
+		bl = le32(code + off + 4);
+		if ((bl & A64_BL_MASK) != A64_BL)
+			continue;
+		pc = lo + off + 4;
+		/* imm26, in words, sign-extended */
+		target = pc + (uint64_t)((int64_t)((uint64_t)bl << 38) >> 36);
+		for (k = 0; k < ms->nr; k++)
+			if (ms->addr[k] == target)
+				return pc;
+	}
+	return 0;
+}
+
 static int name_in(const char *name, const char *const *list, size_t n)
 {
 	size_t i;
@@ -132,8 +190,28 @@ static const uint8_t *code_at(const struct uwprof_elf *e, uint64_t lo,
 	return NULL;
 }
 
+/* Marks the FDEs whose code holds Go's stack-check block. */
+static void go_morestack_mark(const struct uwprof_elf *e,
+			      struct uwprof_cfi *c,
+			      const struct go_morestack_set *ms)
+{
+	const uint8_t *code;
+	size_t i;
+
+	for (i = 0; ms->nr && i < c->nr_fdes; i++) {
+		struct uwprof_cfi_fde *f = &c->fdes[i];
+
+		if (f->cie >= c->nr_cies)
+			continue;
+		code = code_at(e, f->lo, f->hi);
+		if (code && go_morestack_bl(ms, code, f->lo, f->hi))
+			f->cie = UWPROF_GOMORESTACK_CIE;
+	}
+}
+
 int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 {
+	struct go_morestack_set ms = { .nr = 0 };
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	GElf_Sym sym;
@@ -162,6 +240,10 @@ int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 			name = elf_strptr(e->elf, sh.sh_link, sym.st_name);
 			lo = sym.st_value;
 			hi = lo + sym.st_size;
+			if (name && e->arch == UWPROF_ARCH_ARM64 &&
+			    ms.nr < GO_MORESTACK_MAX &&
+			    name_in(name, go_morestack, GO_MORESTACK_MAX))
+				ms.addr[ms.nr++] = lo;
 			if (name && name_in(name, go_outermost,
 					    sizeof(go_outermost) / sizeof(go_outermost[0])))
 				cie = UWPROF_OUTERMOST_CIE;
@@ -183,6 +265,7 @@ int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 				return ret;
 		}
 	}
+	go_morestack_mark(e, c, &ms);
 	return 0;
 }
 
@@ -228,6 +311,91 @@ static int preempt_row(void *arg, uint64_t addr, const struct uwprof_rule *r,
 	return ps->fn(ps->ctx, addr, &m, UWPROF_UNSUP_STACK_SWITCH);
 }
 
+/* An FDE's rows, gathered to be emitted again with one range replaced. */
+struct row_list {
+	struct go_row {
+		uint64_t		addr;
+		struct uwprof_rule	rule;
+		uint8_t			reason;
+	} *v;
+	size_t	nr, cap;
+};
+
+static int row_gather(void *arg, uint64_t addr, const struct uwprof_rule *r,
+		      uint8_t reason)
+{
+	struct row_list *l = arg;
+
+	if (VEC_RESERVE(l->v, l->cap, l->nr + 1, 16))
+		return -ENOMEM;
+	l->v[l->nr].addr = addr;
+	l->v[l->nr].rule = *r;
+	l->v[l->nr].reason = reason;
+	l->nr++;
+	return 0;
+}
+
+/* The last 'mov x3, x30; bl' of the code at [lo, hi): Go's block is last. */
+static uint64_t go_block_bl(const uint8_t *code, uint64_t lo, uint64_t hi)
+{
+	uint64_t off, bl = 0;
+
+	for (off = 0; code && lo + off + 8 <= hi; off += 4)
+		if (le32(code + off) == A64_MOV_X3_X30 &&
+		    (le32(code + off + 4) & A64_BL_MASK) == A64_BL)
+			bl = lo + off + 4;
+	return bl;
+}
+
+/* Whether a row is the frame as Go's stack check leaves it. */
+static int go_block_frame(const struct uwprof_rule *r)
+{
+	return r->cfa_type == UWPROF_CFA_SP && !r->cfa_off &&
+	       r->ra_type == UWPROF_REG_SAME;
+}
+
+/*
+ * The rows of an FDE marked for Go's stack-check block (its bl's target
+ * was checked then): the bl's own with the return address in x3, where
+ * the CFI has the frame as the check leaves it; any other row there is
+ * kept as it is.
+ */
+static int go_morestack_run(const struct uwprof_elf *e, struct uwprof_cfi *c,
+			    const struct uwprof_cfi_fde *f,
+			    uwprof_cfi_row_fn fn, void *ctx)
+{
+	struct uwprof_cfi_fde cfi = *f;
+	struct row_list l = { .v = NULL };
+	struct uwprof_rule x3;
+	uint64_t bl, end;
+	size_t i;
+	int ret;
+
+	cfi.cie = f->cfi_cie;
+	ret = uwprof_cfi_run(c, &cfi, row_gather, &l);
+	bl = go_block_bl(code_at(e, f->lo, f->hi), f->lo, f->hi);
+	for (i = 0; !ret && i < l.nr; i++) {
+		const struct go_row *g = &l.v[i];
+
+		end = i + 1 < l.nr ? l.v[i + 1].addr : f->hi;
+		if (!bl || bl < g->addr || bl >= end || !go_block_frame(&g->rule)) {
+			ret = fn(ctx, g->addr, &g->rule, g->reason);
+			continue;
+		}
+		if (g->addr < bl)
+			ret = fn(ctx, g->addr, &g->rule, g->reason);
+		x3 = g->rule;
+		x3.ra_type = UWPROF_REG_IN_REG;
+		x3.ra_off = 3;
+		if (!ret)
+			ret = fn(ctx, bl, &x3, g->reason);
+		if (!ret && bl + 4 < end)
+			ret = fn(ctx, bl + 4, &g->rule, g->reason);
+	}
+	free(l.v);
+	return ret;
+}
+
 int uwprof_outermost_run(const struct uwprof_elf *e, struct uwprof_cfi *c,
 			 const struct uwprof_cfi_fde *f,
 			 uwprof_cfi_row_fn fn, void *ctx)
@@ -238,6 +406,8 @@ int uwprof_outermost_run(const struct uwprof_elf *e, struct uwprof_cfi *c,
 	struct uwprof_rule r;
 
 	memset(&r, 0, sizeof(r));
+	if (f->cie == UWPROF_GOMORESTACK_CIE)
+		return go_morestack_run(e, c, f, fn, ctx);
 	if (f->cie == UWPROF_GOPREEMPT_CIE) {
 		if (f->insn == f->end || f->cfi_cie >= c->nr_cies) {
 			r.cfa_type = UWPROF_CFA_UNSUPPORTED;

@@ -25,6 +25,8 @@
 #define UWPROF_GOSIGNAL_CIE	(UINT32_MAX - 3)
 /* uwprof_cfi_fde.cie of Go's injected preemption call (arm64). */
 #define UWPROF_GOPREEMPT_CIE	(UINT32_MAX - 5)
+/* uwprof_cfi_fde.cie of a Go function with a stack-check block (arm64). */
+#define UWPROF_GOMORESTACK_CIE	(UINT32_MAX - 6)
 
 /*
  * Marks the FDEs of the outermost and stack-switching functions of 'e'

@@ -750,6 +750,45 @@ static void test_stops(struct tap *t, struct world *w)
 		run(w, 0, 64);
 		expect(t, w, want, 1, UWPROF_STOP_UNSUPPORTED,
 		       "return address in a register not known: UNSUPPORTED");
+
+		/*
+		 * A register that names the frame's own code again, sp
+		 * unchanged: it holds the return address once, then is not
+		 * known (a walk would only repeat the frame).
+		 */
+		world_init(w);
+		gpr[5] = TEXT + F_RAREG + 4;
+		w->env.gpr = gpr;
+		w->env.nr_gpr = 32;
+		w->regs.pc = TEXT + F_RAREG + 2;
+		w->regs.sp = S;
+		run(w, 0, 64);
+		want[1] = TEXT + F_RAREG + 4;
+		expect(t, w, want, 2, UWPROF_STOP_UNSUPPORTED,
+		       "return address in a register twice at one sp: UNSUPPORTED");
+	}
+
+	/*
+	 * arm64, Go's stack check: a callee entered from it (CFA = sp, ra in
+	 * lr) returns into the check's block, whose caller's return address
+	 * is in a register, at the same sp.
+	 */
+	if (ARM64) {
+		u64 gpr[32] = { 0 };
+
+		world_init(w);
+		gpr[5] = TEXT + F_OUTER + 4;
+		w->env.gpr = gpr;
+		w->env.nr_gpr = 32;
+		w->regs.pc = TEXT + F_LEAF;
+		w->regs.sp = S;
+		w->regs.lr = TEXT + F_RAREG + 4;
+		run(w, 0, 64);
+		want[0] = TEXT + F_LEAF;
+		want[1] = TEXT + F_RAREG + 4;
+		want[2] = TEXT + F_OUTER + 4;
+		expect(t, w, want, 3, UWPROF_STOP_OK,
+		       "ra in lr, then in register 5, at one sp (Go's morestack call)");
 	}
 
 	/* Undefined ra in the very first frame. */
