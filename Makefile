@@ -19,7 +19,8 @@
 #   make bench            overhead figures, written to docs/results.md
 #   make dkms-install     install the module through DKMS
 #   make stress           in-guest stress and fuzz (x86_64 6.1, arm64 6.1
-#                         shortened, the debug kernel)
+#                         shortened, the debug kernel; x86_64 6.1 again
+#                         with NMIs injected)
 #   make kernel-debug     build the debug kernels (KASAN, lockdep, ...; arm64
 #                         with pseudo-NMI)
 #   make check-debug      in-guest suite, NMI runs and stress on the debug
@@ -99,6 +100,7 @@ bench: deps
 # Reliability: docs/reliability.md has the figures and what each runs.
 stress: deps
 	tests/stress/run
+	tests/stress/run --nmi x86_64-6.1
 
 # The agent through 30 minutes of process and library churn (x86_64 guest):
 # its RSS and the module's table memory; figures in docs/reliability.md.
