@@ -563,6 +563,18 @@ static void test_cache_replace(struct tap *t, struct world *w)
 		exit(1);
 }
 
+/* A walk from F_RAREG, whose return address is in register 5, holding ra. */
+static void run_ra_in_reg5(struct world *w, u64 *gpr, u64 ra)
+{
+	world_init(w);
+	gpr[5] = ra;
+	w->env.gpr = gpr;
+	w->env.nr_gpr = 32;
+	w->regs.pc = TEXT + F_RAREG + 2;
+	w->regs.sp = S;
+	run(w, 0, 64);
+}
+
 static void test_stops(struct tap *t, struct world *w)
 {
 	u64 want[8];
@@ -735,13 +747,7 @@ static void test_stops(struct tap *t, struct world *w)
 		       "CFA from a register in a caller, callee keeps one: UNSUPPORTED");
 
 		/* The return address in another register, sp unchanged. */
-		world_init(w);
-		gpr[5] = TEXT + F_OUTER + 4;
-		w->env.gpr = gpr;
-		w->env.nr_gpr = 32;
-		w->regs.pc = TEXT + F_RAREG + 2;
-		w->regs.sp = S;
-		run(w, 0, 64);
+		run_ra_in_reg5(w, gpr, TEXT + F_OUTER + 4);
 		want[0] = TEXT + F_RAREG + 2;
 		want[1] = TEXT + F_OUTER + 4;
 		expect(t, w, want, 2, UWPROF_STOP_OK,
@@ -756,13 +762,7 @@ static void test_stops(struct tap *t, struct world *w)
 		 * unchanged: it holds the return address once, then is not
 		 * known (a walk would only repeat the frame).
 		 */
-		world_init(w);
-		gpr[5] = TEXT + F_RAREG + 4;
-		w->env.gpr = gpr;
-		w->env.nr_gpr = 32;
-		w->regs.pc = TEXT + F_RAREG + 2;
-		w->regs.sp = S;
-		run(w, 0, 64);
+		run_ra_in_reg5(w, gpr, TEXT + F_RAREG + 4);
 		want[1] = TEXT + F_RAREG + 4;
 		expect(t, w, want, 2, UWPROF_STOP_UNSUPPORTED,
 		       "return address in a register twice at one sp: UNSUPPORTED");
