@@ -106,30 +106,35 @@ static uint32_t le32(const uint8_t *p)
 }
 
 /*
- * The address of the bl of Go's stack-check block in the code at [lo, hi),
- * or 0 when it has none.
+ * The bl of Go's stack-check block in the code at [lo, hi) (the last
+ * 'mov x3, x30; bl': Go puts the block at the function's end), or 0. With
+ * 'ms', only a bl to one of its functions; without, the block's bl was
+ * checked so already.
  */
 static uint64_t go_morestack_bl(const struct go_morestack_set *ms,
 				const uint8_t *code, uint64_t lo, uint64_t hi)
 {
-	uint64_t off, pc, target;
+	uint64_t off, pc, target, found = 0;
 	uint32_t bl;
 	size_t k;
 
-	for (off = 0; lo + off + 8 <= hi; off += 4) {
-		if (le32(code + off) != A64_MOV_X3_X30)
-			continue;
+	for (off = 0; code && lo + off + 8 <= hi; off += 4) {
 		bl = le32(code + off + 4);
-		if ((bl & A64_BL_MASK) != A64_BL)
+		if (le32(code + off) != A64_MOV_X3_X30 ||
+		    (bl & A64_BL_MASK) != A64_BL)
 			continue;
 		pc = lo + off + 4;
+		if (!ms) {
+			found = pc;
+			continue;
+		}
 		/* imm26, in words, sign-extended */
 		target = pc + (uint64_t)((int64_t)((uint64_t)bl << 38) >> 36);
 		for (k = 0; k < ms->nr; k++)
 			if (ms->addr[k] == target)
-				return pc;
+				found = pc;
 	}
-	return 0;
+	return found;
 }
 
 static int name_in(const char *name, const char *const *list, size_t n)
@@ -204,7 +209,7 @@ static void go_morestack_mark(const struct uwprof_elf *e,
 		if (f->cie >= c->nr_cies)
 			continue;
 		code = code_at(e, f->lo, f->hi);
-		if (code && go_morestack_bl(ms, code, f->lo, f->hi))
+		if (go_morestack_bl(ms, code, f->lo, f->hi))
 			f->cie = UWPROF_GOMORESTACK_CIE;
 	}
 }
@@ -335,18 +340,6 @@ static int row_gather(void *arg, uint64_t addr, const struct uwprof_rule *r,
 	return 0;
 }
 
-/* The last 'mov x3, x30; bl' of the code at [lo, hi): Go's block is last. */
-static uint64_t go_block_bl(const uint8_t *code, uint64_t lo, uint64_t hi)
-{
-	uint64_t off, bl = 0;
-
-	for (off = 0; code && lo + off + 8 <= hi; off += 4)
-		if (le32(code + off) == A64_MOV_X3_X30 &&
-		    (le32(code + off + 4) & A64_BL_MASK) == A64_BL)
-			bl = lo + off + 4;
-	return bl;
-}
-
 /* Whether a row is the frame as Go's stack check leaves it. */
 static int go_block_frame(const struct uwprof_rule *r)
 {
@@ -373,7 +366,7 @@ static int go_morestack_run(const struct uwprof_elf *e, struct uwprof_cfi *c,
 
 	cfi.cie = f->cfi_cie;
 	ret = uwprof_cfi_run(c, &cfi, row_gather, &l);
-	bl = go_block_bl(code_at(e, f->lo, f->hi), f->lo, f->hi);
+	bl = go_morestack_bl(NULL, code_at(e, f->lo, f->hi), f->lo, f->hi);
 	for (i = 0; !ret && i < l.nr; i++) {
 		const struct go_row *g = &l.v[i];
 

@@ -19,16 +19,15 @@
  * the first line of the output (the Firefox Profiler) would otherwise turn
  * away a profile whose first sample is incomplete.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "exit_status.h"
 #include "profile_file.h"
+#include "recorder.h"
 #include "report.h"
 #include "report_model.h"
 #include "script.h"
@@ -110,8 +109,6 @@ int uwprof_cmd_script(int argc, char **argv)
 	struct uwprof_rep r;
 	uint32_t max_stack = UINT32_MAX;
 	int c, lines = 0, ret;
-	unsigned long ul;
-	char *end;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:h", opts, NULL)) != -1) {
@@ -123,15 +120,11 @@ int uwprof_cmd_script(int argc, char **argv)
 			lines = 1;
 			break;
 		case 'm':
-			errno = 0;
-			ul = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-' ||
-			    ul > UINT32_MAX) {
+			if (rec_parse_u32(optarg, 0, UINT32_MAX, &max_stack)) {
 				fprintf(stderr, "uwprof script: bad --max-stack '%s'\n",
 					optarg);
 				return UWPROF_EX_USAGE;
 			}
-			max_stack = (uint32_t)ul;
 			break;
 		case 'h':
 			script_usage(stdout);
