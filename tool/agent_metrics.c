@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,10 +94,18 @@ static void metrics_out(FILE *f, const struct agent_out_counts *c)
 static int metrics_write(FILE *f, const struct agent_state *a,
 			 const struct uwprof_stats *st, struct agent_out *out)
 {
+	/* In use and free are what tell a leak from a fragmented heap. */
+	struct mallinfo2 mi = mallinfo2();
 	struct agent_out_counts c;
 	const struct metric m[] = {
 		{ "process_resident_memory_bytes", "gauge",
 		  "Resident memory size in bytes.", (double)rss_bytes() },
+		{ "uwprof_agent_heap_bytes", "gauge",
+		  "Bytes of the agent's heap in use (malloc, every arena).",
+		  (double)(mi.uordblks + mi.hblkhd) },
+		{ "uwprof_agent_heap_free_bytes", "gauge",
+		  "Bytes free in the agent's heap, not returned to the system.",
+		  (double)mi.fordblks },
 		{ "process_cpu_seconds_total", "counter",
 		  "Total user and system CPU time spent in seconds.",
 		  cpu_seconds() },
