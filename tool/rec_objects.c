@@ -172,7 +172,7 @@ struct rec_obj *rec_obj_lookup(struct recorder *r,
 		return r->vdso;
 	for (i = 0; i < r->nr_objs; i++) {
 		o = &r->objs[i];
-		if (o->vdso)
+		if (o->vdso || o->stale)
 			continue;
 		if (e->inode ? (o->inode == e->inode &&
 				o->dev_major == e->dev_major &&
@@ -181,6 +181,53 @@ struct rec_obj *rec_obj_lookup(struct recorder *r,
 			return o;
 	}
 	return NULL;
+}
+
+/* The file 'e' maps, as the process sees it: 0 or -1. */
+static int obj_file_stat(pid_t pid, const struct uwprof_pm_entry *e,
+			 struct stat *st)
+{
+	char fn[96];
+
+	if (!e->deleted && !stat(e->path, st) && st->st_ino == e->inode)
+		return 0;
+	snprintf(fn, sizeof(fn), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)e->start, (unsigned long long)e->end);
+	return stat(fn, st);
+}
+
+/* Notes the file's identity beyond its inode number (see rec_obj). */
+static void obj_stat(struct rec_obj *o, pid_t pid,
+		     const struct uwprof_pm_entry *e)
+{
+	struct stat st;
+
+	if (obj_file_stat(pid, e, &st))
+		return;
+	o->ctime = st.st_ctim;
+	o->size = (uint64_t)st.st_size;
+}
+
+/*
+ * Whether a known object is still the file 'e' maps. Objects are found by
+ * device and inode number, and once no process maps a file its inode
+ * number may go to another (a program rebuilt, or copied over in place):
+ * that one must not be unwound with the old file's table. One that is not
+ * the same is never found again, and dropped once unused. When the file
+ * cannot be looked at (the process is gone), the inode is trusted.
+ */
+static int obj_still_same(struct rec_obj *o, pid_t pid,
+			  const struct uwprof_pm_entry *e)
+{
+	struct stat st;
+
+	if (!o->has_info || obj_file_stat(pid, e, &st) ||
+	    ((uint64_t)st.st_size == o->size &&
+	     st.st_ctim.tv_sec == o->ctime.tv_sec &&
+	     st.st_ctim.tv_nsec == o->ctime.tv_nsec))
+		return 1;
+	o->stale = 1;
+	return 0;
 }
 
 struct rec_obj *rec_obj_for_file(struct recorder *r, pid_t pid,
@@ -193,7 +240,7 @@ struct rec_obj *rec_obj_for_file(struct recorder *r, pid_t pid,
 	int have;
 
 	o = rec_obj_lookup(r, e);
-	if (o)
+	if (o && obj_still_same(o, pid, e))
 		return o;
 	have = !uwprof_pm_object_path(pid, e, open_path, sizeof(open_path)) &&
 	       !uwprof_elf_info_file(open_path, &info);
@@ -201,7 +248,7 @@ struct rec_obj *rec_obj_for_file(struct recorder *r, pid_t pid,
 	if (have && info.build_id_size) {
 		for (i = 0; i < r->nr_objs; i++) {
 			o = &r->objs[i];
-			if (o->has_info && !o->vdso &&
+			if (o->has_info && !o->vdso && !o->stale &&
 			    o->info.build_id_size == info.build_id_size &&
 			    !memcmp(o->info.build_id, info.build_id,
 				    info.build_id_size) &&
@@ -210,6 +257,7 @@ struct rec_obj *rec_obj_for_file(struct recorder *r, pid_t pid,
 				o->dev_major = e->dev_major;
 				o->dev_minor = e->dev_minor;
 				o->inode = e->inode;
+				obj_stat(o, pid, e);
 				return o;
 			}
 		}
@@ -226,6 +274,7 @@ struct rec_obj *rec_obj_for_file(struct recorder *r, pid_t pid,
 	if (have) {
 		o->info = info;
 		o->has_info = 1;
+		obj_stat(o, pid, e);
 		obj_table(r, o, open_path, NULL, 0);
 	} else {
 		if (!r->o.quiet)
@@ -440,8 +489,8 @@ static void obj_release(struct recorder *r, struct rec_obj *o)
 	r->objects_dropped++;
 }
 
-void rec_objs_drop_unused(struct recorder *r, const uint64_t *used,
-			  size_t nr_used)
+void rec_objs_drop_unused(struct recorder *r, uint64_t now_ns,
+			  const uint64_t *used, size_t nr_used)
 {
 	struct rec_obj *vdso = NULL;
 	size_t i, n = 0;
@@ -449,7 +498,11 @@ void rec_objs_drop_unused(struct recorder *r, const uint64_t *used,
 	for (i = 0; i < r->nr_objs; i++) {
 		struct rec_obj *o = &r->objs[i];
 
-		if (!o->vdso && !id_used(used, nr_used, o->id)) {
+		if (o->vdso || id_used(used, nr_used, o->id))
+			o->unused_ns = 0;
+		else if (!o->unused_ns && !o->stale)
+			o->unused_ns = now_ns;
+		else if (o->stale || now_ns - o->unused_ns >= REC_OBJ_KEEP_NS) {
 			obj_release(r, o);
 			continue;
 		}

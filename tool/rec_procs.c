@@ -593,6 +593,6 @@ void rec_procs_prune(struct recorder *r)
 	uwprof_u64map_free(&r->tids);
 	ids = procs_object_ids(r, &nr_ids);
 	if (ids)
-		rec_objs_drop_unused(r, ids, nr_ids);
+		rec_objs_drop_unused(r, mono_ns(), ids, nr_ids);
 	free(ids);
 }

@@ -108,6 +108,14 @@ struct rec_obj {
 	int		has_info;
 	char		*path;
 	struct uwprof_snap_table *tab;	/* for finishing walks, or NULL */
+	uint64_t	unused_ns;	/* first prune no process mapped it, 0 */
+	int		stale;		/* its file is not the one mapped now */
+	/*
+	 * The file's ctime and size when it was read: once no process maps
+	 * it, its inode number may be given to another file.
+	 */
+	struct timespec	ctime;
+	uint64_t	size;
 };
 
 /* A JIT symbol file of a process: open while it lives, read to its end later. */
@@ -119,6 +127,14 @@ struct rec_jit {
 	struct uwprof_jit_pos pos;
 };
 
+/*
+ * How long the agent keeps an object no process maps: a program run again
+ * and again (a build's compiler, a cron job, a health check) finds its
+ * tables still uploaded instead of reading, compiling or uploading them
+ * anew each time; what is gone for good still leaves within a minute or
+ * two.
+ */
+#define REC_OBJ_KEEP_NS		(60ULL * 1000000000ULL)
 /* Uploads of a process kept to finish its samples' walks with. */
 #define REC_GENS		4
 /*
@@ -324,11 +340,12 @@ void rec_prewarm_cmd(struct recorder *r);
 void rec_objs_replay(struct recorder *r, struct uwprof_pfw *w);
 struct rec_obj *rec_obj_by_id(struct recorder *r, uint64_t id);
 /*
- * Drops the objects no known process maps (their tables from the module
- * and from memory); 'used' holds the ids still mapped, sorted.
+ * Drops the objects no known process has mapped for REC_OBJ_KEEP_NS
+ * (their tables from the module and from memory); 'used' holds the ids
+ * mapped now, sorted.
  */
-void rec_objs_drop_unused(struct recorder *r, const uint64_t *used,
-			  size_t nr_used);
+void rec_objs_drop_unused(struct recorder *r, uint64_t now_ns,
+			  const uint64_t *used, size_t nr_used);
 
 /* rec_procs.c */
 /*
