@@ -418,12 +418,16 @@ static int agent_run(struct recorder *r, const struct agent_opts *a)
 	int code;
 
 	/*
-	 * The agent's heap is a few MiB that request threads fill and free
-	 * again. Where the kernel backs anonymous memory with transparent
-	 * huge pages by default (Debian's does), each of its arenas then
-	 * holds whole 2 MiB pages that malloc_trim() cannot give back, and
-	 * its RSS moves in 2 MiB steps with no change in what it keeps.
+	 * The agent keeps about 2 MiB; requests, intervals and the recorder
+	 * build and free a few MiB more, each on its own thread. With an
+	 * arena per thread glibc spreads the freed memory over several
+	 * heaps that the next build, on another thread, does not reuse, and
+	 * the agent's RSS creeps up build after build; one arena reuses it
+	 * (the threads rarely allocate at once). Where the kernel backs anonymous memory with
+	 * transparent huge pages by default (Debian's does), the heap would
+	 * also hold whole 2 MiB pages that malloc_trim() cannot give back.
 	 */
+	mallopt(M_ARENA_MAX, 1);
 	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 	code = rec_setup(r, &flags);
 	if (!code)
