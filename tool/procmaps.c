@@ -48,6 +48,13 @@ int uwprof_pm_read(pid_t pid, struct uwprof_pm *pm)
 
 		if (line[ll - 1] == '\n')
 			line[--ll] = 0;
+		/*
+		 * Most lines are data, stack and read-only segments: skip them
+		 * on the permissions' 'x' (after "start-end ") unparsed.
+		 */
+		name = strchr(line, ' ');
+		if (!name || strnlen(name + 1, 3) < 3 || name[3] != 'x')
+			continue;
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &s, &e, perm,
 			   &off, &maj, &min, &ino, &pos) < 7 || !pos)
 			continue;
