@@ -423,9 +423,10 @@ static int agent_run(struct recorder *r, const struct agent_opts *a)
 	 * arena per thread glibc spreads the freed memory over several
 	 * heaps that the next build, on another thread, does not reuse, and
 	 * the agent's RSS creeps up build after build; one arena reuses it
-	 * (the threads rarely allocate at once). Where the kernel backs anonymous memory with
-	 * transparent huge pages by default (Debian's does), the heap would
-	 * also hold whole 2 MiB pages that malloc_trim() cannot give back.
+	 * (the threads rarely allocate at once). Where the kernel backs
+	 * anonymous memory with transparent huge pages by default (Debian's
+	 * does), the heap would also hold whole 2 MiB pages that
+	 * malloc_trim() cannot give back.
 	 */
 	mallopt(M_ARENA_MAX, 1);
 	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
