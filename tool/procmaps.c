@@ -178,21 +178,19 @@ uint64_t uwprof_pm_vsize(pid_t pid)
 }
 
 int uwprof_pm_object_path(pid_t pid, const struct uwprof_pm_entry *e,
-			  char *buf, size_t len)
+			  char *buf, size_t len, struct stat *st)
 {
-	struct stat st;
-
-	if (!e->deleted && !stat(e->path, &st) && S_ISREG(st.st_mode) &&
-	    st.st_ino == e->inode) {
+	if (!e->deleted && !stat(e->path, st) && S_ISREG(st->st_mode) &&
+	    st->st_ino == e->inode) {
 		snprintf(buf, len, "%s", e->path);
 		return 0;
 	}
 	snprintf(buf, len, "/proc/%d/map_files/%llx-%llx", (int)pid,
 		 (unsigned long long)e->start, (unsigned long long)e->end);
-	if (!access(buf, R_OK))
+	if (!access(buf, R_OK) && !stat(buf, st))
 		return 0;
 	/* Overlay and FUSE roots may report another inode: trust the path. */
-	if (!e->deleted && !stat(e->path, &st) && S_ISREG(st.st_mode)) {
+	if (!e->deleted && !stat(e->path, st) && S_ISREG(st->st_mode)) {
 		snprintf(buf, len, "%s", e->path);
 		return 0;
 	}

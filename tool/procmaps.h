@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 enum uwprof_pm_kind {
@@ -57,10 +58,11 @@ uint64_t uwprof_pm_vsize(pid_t pid);
 /*
  * A path through which the object behind 'e' can be opened: its own path
  * when it is a regular file with the mapping's inode, else
- * /proc/PID/map_files/START-END. Returns 0 or -ENOENT.
+ * /proc/PID/map_files/START-END; 'st' is that file's stat. Returns 0 or
+ * -ENOENT.
  */
 int uwprof_pm_object_path(pid_t pid, const struct uwprof_pm_entry *e,
-			  char *buf, size_t len);
+			  char *buf, size_t len, struct stat *st);
 
 /* Reads [start, end) of the process's memory (the vDSO). Returns 0 or -errno. */
 int uwprof_pm_read_mem(pid_t pid, uint64_t start, uint64_t end, void **out);

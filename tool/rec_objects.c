@@ -183,29 +183,11 @@ struct rec_obj *rec_obj_lookup(struct recorder *r,
 	return NULL;
 }
 
-/* The file 'e' maps, as the process sees it: 0 or -1. */
-static int obj_file_stat(pid_t pid, const struct uwprof_pm_entry *e,
-			 struct stat *st)
-{
-	char fn[96];
-
-	if (!e->deleted && !stat(e->path, st) && st->st_ino == e->inode)
-		return 0;
-	snprintf(fn, sizeof(fn), "/proc/%d/map_files/%llx-%llx", (int)pid,
-		 (unsigned long long)e->start, (unsigned long long)e->end);
-	return stat(fn, st);
-}
-
 /* Notes the file's identity beyond its inode number (see rec_obj). */
-static void obj_stat(struct rec_obj *o, pid_t pid,
-		     const struct uwprof_pm_entry *e)
+static void obj_note_file(struct rec_obj *o, const struct stat *st)
 {
-	struct stat st;
-
-	if (obj_file_stat(pid, e, &st))
-		return;
-	o->ctime = st.st_ctim;
-	o->size = (uint64_t)st.st_size;
+	o->ctime = st->st_ctim;
+	o->size = (uint64_t)st->st_size;
 }
 
 /*
@@ -219,9 +201,11 @@ static void obj_stat(struct rec_obj *o, pid_t pid,
 static int obj_still_same(struct rec_obj *o, pid_t pid,
 			  const struct uwprof_pm_entry *e)
 {
+	char path[PATH_MAX + 64];
 	struct stat st;
 
-	if (!o->has_info || obj_file_stat(pid, e, &st) ||
+	if (!o->has_info ||
+	    uwprof_pm_object_path(pid, e, path, sizeof(path), &st) ||
 	    ((uint64_t)st.st_size == o->size &&
 	     st.st_ctim.tv_sec == o->ctime.tv_sec &&
 	     st.st_ctim.tv_nsec == o->ctime.tv_nsec))
@@ -236,13 +220,15 @@ struct rec_obj *rec_obj_for_file(struct recorder *r, pid_t pid,
 	char open_path[PATH_MAX + 64];
 	struct uwprof_elf_info info;
 	struct rec_obj *o;
+	struct stat st;
 	size_t i;
 	int have;
 
 	o = rec_obj_lookup(r, e);
 	if (o && obj_still_same(o, pid, e))
 		return o;
-	have = !uwprof_pm_object_path(pid, e, open_path, sizeof(open_path)) &&
+	have = !uwprof_pm_object_path(pid, e, open_path, sizeof(open_path),
+				      &st) &&
 	       !uwprof_elf_info_file(open_path, &info);
 	/* A copy of an object already loaded (same build-id) shares its table. */
 	if (have && info.build_id_size) {
@@ -257,7 +243,7 @@ struct rec_obj *rec_obj_for_file(struct recorder *r, pid_t pid,
 				o->dev_major = e->dev_major;
 				o->dev_minor = e->dev_minor;
 				o->inode = e->inode;
-				obj_stat(o, pid, e);
+				obj_note_file(o, &st);
 				return o;
 			}
 		}
@@ -274,7 +260,7 @@ struct rec_obj *rec_obj_for_file(struct recorder *r, pid_t pid,
 	if (have) {
 		o->info = info;
 		o->has_info = 1;
-		obj_stat(o, pid, e);
+		obj_note_file(o, &st);
 		obj_table(r, o, open_path, NULL, 0);
 	} else {
 		if (!r->o.quiet)
