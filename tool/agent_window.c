@@ -104,7 +104,7 @@ static void win_open(struct agent_wins *ws, struct agent_win *win)
 	rec_objs_replay(r, &win->w);
 	rec_procs_replay(r, &win->w);
 	/* Each thread sampled from now on is named again, in this window too. */
-	uwprof_u64map_free(&r->tids);
+	rec_tids_forget(r);
 	/*
 	 * A span asked for ahead stays as asked, even when the loop was busy
 	 * past its start: the records taken since then wait in the ring

@@ -24,11 +24,16 @@
  */
 static void rec_thread(struct recorder *r, struct rec_proc *p, uint32_t tid)
 {
+	uint64_t key = (uint64_t)p->pid << 32 | tid, t;
 	char comm[64];
-	uint64_t t;
 
-	if (uwprof_u64map_put(&r->tids, ((uint64_t)p->pid << 32) | tid, 0) != 1)
+	/* A thread's samples come in runs: most are the last one's. */
+	if (key == r->last_tid)
 		return;
+	if (uwprof_u64map_put(&r->tids, key, 0) != 1) {
+		r->last_tid = key;
+		return;
+	}
 	t = rec_comm_at((pid_t)p->pid, (pid_t)tid, comm, sizeof(comm));
 	if (!comm[0])
 		return;

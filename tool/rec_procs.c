@@ -35,16 +35,47 @@ uint64_t rec_comm_at(pid_t pid, pid_t tid, char *comm, size_t len)
 
 struct rec_proc *rec_proc_find(struct recorder *r, uint32_t pid)
 {
+	uint32_t idx;
 	size_t i;
 
 	if (r->last_proc < r->nr_procs && r->procs[r->last_proc].pid == pid)
 		return &r->procs[r->last_proc];
+	if (!r->proc_idx_bad) {
+		if (!uwprof_u64map_get(&r->proc_idx, pid, &idx))
+			return NULL;
+		r->last_proc = idx;
+		return &r->procs[idx];
+	}
 	for (i = 0; i < r->nr_procs; i++)
 		if (r->procs[i].pid == pid) {
 			r->last_proc = i;
 			return &r->procs[i];
 		}
 	return NULL;
+}
+
+/*
+ * The pid index after the array was compacted. Without memory for it,
+ * processes are searched one by one until a later prune rebuilds it.
+ */
+static void proc_index_rebuild(struct recorder *r)
+{
+	size_t i;
+
+	uwprof_u64map_free(&r->proc_idx);
+	r->proc_idx_bad = 0;
+	for (i = 0; i < r->nr_procs; i++)
+		if (uwprof_u64map_put(&r->proc_idx, r->procs[i].pid, (uint32_t)i) < 0) {
+			r->proc_idx_bad = 1;
+			return;
+		}
+}
+
+/* Every thread is named again in the file when next sampled. */
+void rec_tids_forget(struct recorder *r)
+{
+	uwprof_u64map_free(&r->tids);
+	r->last_tid = 0;
 }
 
 /* Whether 'pid' descends from this recorder (the command's tree). */
@@ -88,6 +119,9 @@ struct rec_proc *rec_proc_get(struct recorder *r, uint32_t pid)
 	if (p)
 		return p;
 	if (VEC_RESERVE(r->procs, r->cap_procs, r->nr_procs + 1, 64))
+		return NULL;
+	if (!r->proc_idx_bad &&
+	    uwprof_u64map_put(&r->proc_idx, pid, (uint32_t)r->nr_procs) < 0)
 		return NULL;
 	p = &r->procs[r->nr_procs];
 	memset(p, 0, sizeof(*p));
@@ -590,7 +624,8 @@ void rec_procs_prune(struct recorder *r)
 	}
 	r->nr_procs = n;
 	r->last_proc = 0;
-	uwprof_u64map_free(&r->tids);
+	proc_index_rebuild(r);
+	rec_tids_forget(r);
 	ids = procs_object_ids(r, &nr_ids);
 	if (ids)
 		rec_objs_drop_unused(r, mono_ns(), ids, nr_ids);

@@ -101,6 +101,7 @@ void rec_free(struct recorder *r)
 	uwprof_snap_queue_free(&r->snapq);
 	uwprof_rreader_free(&r->rr);
 	uwprof_u64map_free(&r->tids);
+	uwprof_u64map_free(&r->proc_idx);
 	uwprof_u64map_free(&r->kips);
 	if (r->cgroup_fd >= 0)
 		close(r->cgroup_fd);

@@ -234,8 +234,11 @@ struct recorder {
 	struct rec_proc	*procs;
 	size_t		nr_procs, cap_procs;
 	size_t		last_proc;
+	struct uwprof_u64map proc_idx;	/* pid -> index in procs */
+	int		proc_idx_bad;	/* out of memory: search procs */
 	uint64_t	children_ns;	/* last look for a command's children */
 	struct uwprof_u64map tids;	/* pid << 32 | tid named in the file */
+	uint64_t	last_tid;	/* the last key found in tids, or 0 */
 	struct uwprof_u64map kips;	/* kernel ips sampled (a set) */
 	/* Counters for the summary and the STATS record. */
 	uint64_t	samples, lost, filtered, unknown, exits, bad_recs;
@@ -355,6 +358,7 @@ void rec_objs_drop_unused(struct recorder *r, uint64_t now_ns,
 uint64_t rec_comm_at(pid_t pid, pid_t tid, char *comm, size_t len);
 struct rec_proc *rec_proc_find(struct recorder *r, uint32_t pid);
 struct rec_proc *rec_proc_get(struct recorder *r, uint32_t pid);
+void rec_tids_forget(struct recorder *r);
 int rec_maps_have(const struct uwprof_map *m, uint32_t nr, uint64_t addr);
 int rec_proc_has_addr(const struct rec_proc *p, uint64_t addr);
 int rec_proc_upload(struct recorder *r, struct rec_proc *p);

@@ -18,41 +18,147 @@
  */
 #define RR_POLL_MS	100
 
-struct uwprof_rr_rec {
-	struct uwprof_rr_rec	*next;
-	uint32_t		ring;
-	uint32_t		__pad;
-	uint64_t		data[];	/* the record, 8-byte aligned */
+/*
+ * Copied records are packed into chunks, one allocation for many records:
+ * at the rates a ring fills, a malloc and a free per record cost the
+ * recorder more than the record's own handling.
+ */
+#define RR_CHUNK_BYTES	(64U << 10)
+
+/*
+ * Emptied chunks kept for the next drain: freed, they would go back to
+ * the system and each new one would cost its pages' faults again.
+ */
+#define RR_SPARE_MAX	8
+
+struct uwprof_rr_chunk {
+	struct uwprof_rr_chunk	*next;
+	size_t			used, cap;
+	uint64_t		data[];	/* entries, each 8-byte aligned */
+};
+
+/* A record in a chunk: its ring, then the record itself. */
+struct rr_entry {
+	uint32_t	ring;
+	uint32_t	__pad;
+	uint64_t	rec[];
 };
 
 /* One drain's records, appended to the shared list in one go. */
 struct rr_batch {
-	struct uwprof_rr_rec	*head, **tailp;
+	struct uwprof_rreader	*rr;
+	struct uwprof_rr_chunk	*head, *tail;
 	size_t			bytes;
 	uint64_t		dropped;
 };
 
+static size_t rr_entry_size(uint32_t rec_size)
+{
+	return sizeof(struct rr_entry) + (((size_t)rec_size + 7) & ~(size_t)7);
+}
+
+static struct uwprof_rr_chunk *rr_room(struct rr_batch *b, size_t need)
+{
+	struct uwprof_rreader *rr = b->rr;
+	struct uwprof_rr_chunk *c = b->tail;
+	size_t cap;
+
+	if (c && c->cap - c->used >= need)
+		return c;
+	c = NULL;
+	cap = need > RR_CHUNK_BYTES ? need : RR_CHUNK_BYTES;
+	if (cap == RR_CHUNK_BYTES) {
+		pthread_mutex_lock(&rr->lock);
+		c = rr->spare;
+		if (c) {
+			rr->spare = c->next;
+			rr->nr_spare--;
+		}
+		pthread_mutex_unlock(&rr->lock);
+	}
+	if (!c)
+		c = malloc(sizeof(*c) + cap);
+	if (!c)
+		return NULL;
+	c->next = NULL;
+	c->used = 0;
+	c->cap = cap;
+	if (b->tail)
+		b->tail->next = c;
+	else
+		b->head = c;
+	b->tail = c;
+	return c;
+}
+
 static int rr_copy(const struct uwprof_rec_hdr *h, uint32_t ring, void *priv)
 {
 	struct rr_batch *b = priv;
-	struct uwprof_rr_rec *n = malloc(sizeof(*n) + h->size);
+	size_t need = rr_entry_size(h->size);
+	struct uwprof_rr_chunk *c = rr_room(b, need);
+	struct rr_entry *e;
 
-	if (!n) {
+	if (!c) {
 		b->dropped++;
 		return 0;
 	}
-	n->next = NULL;
-	n->ring = ring;
-	memcpy(n->data, h, h->size);
-	*b->tailp = n;
-	b->tailp = &n->next;
+	e = (struct rr_entry *)((uint8_t *)c->data + c->used);
+	e->ring = ring;
+	e->__pad = 0;
+	memcpy(e->rec, h, h->size);
+	c->used += need;
 	b->bytes += h->size;
 	return 0;
 }
 
+/* Keeps an emptied chunk for reuse, or frees it. */
+static void rr_release(struct uwprof_rreader *rr, struct uwprof_rr_chunk *c)
+{
+	pthread_mutex_lock(&rr->lock);
+	if (c->cap == RR_CHUNK_BYTES && rr->nr_spare < RR_SPARE_MAX) {
+		c->next = rr->spare;
+		rr->spare = c;
+		rr->nr_spare++;
+		c = NULL;
+	}
+	pthread_mutex_unlock(&rr->lock);
+	free(c);
+}
+
+/* Hands a chunk list's records to fn, in order, and releases the chunks. */
+static void rr_hand(struct uwprof_rreader *rr, struct uwprof_rr_chunk *c,
+		    uwprof_dev_rec_fn fn, void *priv)
+{
+	struct uwprof_rr_chunk *next;
+	size_t off;
+
+	for (; c; c = next) {
+		next = c->next;
+		for (off = 0; off < c->used;) {
+			const struct rr_entry *e =
+				(const void *)((const uint8_t *)c->data + off);
+			const struct uwprof_rec_hdr *h = (const void *)e->rec;
+
+			fn(h, e->ring, priv);
+			off += rr_entry_size(h->size);
+		}
+		rr_release(rr, c);
+	}
+}
+
+static void rr_free_chunks(struct uwprof_rr_chunk *c)
+{
+	struct uwprof_rr_chunk *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+}
+
 static void rr_drain(struct uwprof_rreader *rr)
 {
-	struct rr_batch b = { .tailp = &b.head };
+	struct rr_batch b = { .rr = rr };
 	uint64_t one = 1;
 	size_t bytes;
 	int ret;
@@ -72,8 +178,11 @@ static void rr_drain(struct uwprof_rreader *rr)
 		rr->bad++;
 	rr->dropped += b.dropped;
 	if (b.head) {
-		*rr->tailp = b.head;
-		rr->tailp = b.tailp;
+		if (rr->tail)
+			rr->tail->next = b.head;
+		else
+			rr->head = b.head;
+		rr->tail = b.tail;
 		rr->bytes += b.bytes;
 	}
 	pthread_mutex_unlock(&rr->lock);
@@ -98,7 +207,6 @@ int uwprof_rreader_start(struct uwprof_rreader *rr, struct uwprof_dev *d,
 	int ret;
 
 	memset(rr, 0, sizeof(*rr));
-	rr->tailp = &rr->head;
 	rr->max_bytes = max_bytes;
 	rr->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (rr->efd < 0)
@@ -135,7 +243,7 @@ int uwprof_rreader_fd(const struct uwprof_rreader *rr)
 void uwprof_rreader_take(struct uwprof_rreader *rr, uwprof_dev_rec_fn fn,
 			 void *priv)
 {
-	struct uwprof_rr_rec *n, *next;
+	struct uwprof_rr_chunk *c;
 	uint64_t cnt;
 
 	if (!rr->dev)
@@ -144,16 +252,11 @@ void uwprof_rreader_take(struct uwprof_rreader *rr, uwprof_dev_rec_fn fn,
 		cnt = 0;	/* nothing signalled: the list may still hold some */
 	pthread_mutex_lock(&rr->drain_lock);
 	pthread_mutex_lock(&rr->lock);
-	n = rr->head;
-	rr->head = NULL;
-	rr->tailp = &rr->head;
+	c = rr->head;
+	rr->head = rr->tail = NULL;
 	rr->bytes = 0;
 	pthread_mutex_unlock(&rr->lock);
-	for (; n; n = next) {
-		next = n->next;
-		fn((const struct uwprof_rec_hdr *)n->data, n->ring, priv);
-		free(n);
-	}
+	rr_hand(rr, c, fn, priv);
 	if (uwprof_dev_drain(rr->dev, fn, priv) == -EPROTO) {
 		pthread_mutex_lock(&rr->lock);
 		rr->bad++;
@@ -173,16 +276,13 @@ void uwprof_rreader_finish(struct uwprof_rreader *rr)
 
 void uwprof_rreader_free(struct uwprof_rreader *rr)
 {
-	struct uwprof_rr_rec *n, *next;
-
 	if (!rr->dev)
 		return;
 	uwprof_rreader_finish(rr);
-	for (n = rr->head; n; n = next) {
-		next = n->next;
-		free(n);
-	}
-	rr->head = NULL;
+	rr_free_chunks(rr->head);
+	rr_free_chunks(rr->spare);
+	rr->head = rr->tail = rr->spare = NULL;
+	rr->nr_spare = 0;
 	close(rr->efd);
 	pthread_mutex_destroy(&rr->drain_lock);
 	pthread_mutex_destroy(&rr->lock);

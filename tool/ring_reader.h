@@ -19,15 +19,17 @@
 
 #include "device.h"
 
-struct uwprof_rr_rec;
+struct uwprof_rr_chunk;
 
 struct uwprof_rreader {
 	struct uwprof_dev	*dev;	/* NULL: not started */
 	pthread_t		thread;
-	pthread_mutex_t		lock;	/* covers the list, bytes, bad */
+	pthread_mutex_t		lock;	/* covers the lists, bytes, bad */
 	/* Held by whoever reads the rings (and the device's buffer). */
 	pthread_mutex_t		drain_lock;
-	struct uwprof_rr_rec	*head, **tailp;
+	struct uwprof_rr_chunk	*head, *tail;
+	struct uwprof_rr_chunk	*spare;	/* emptied chunks, for reuse */
+	unsigned int		nr_spare;
 	size_t			bytes, max_bytes;
 	/* Read after uwprof_rreader_finish(): */
 	uint64_t		bad;	/* drains that met a malformed record */
