@@ -85,8 +85,33 @@ bool uwprof_sample_traced_pid(const struct uwprof_sampler *sp, u32 tgid)
 }
 
 /*
- * Whether task 't' passes every filter of the session: pid, comm, cgroup,
- * cheapest first. A comm read while the task renames itself may be torn:
+ * Whether 't' descends from the session's owner, by its parent links as
+ * they are now. Context: any, including NMI: a parent read under RCU
+ * stays valid to read until the lock is dropped, even if it exits.
+ */
+static bool uwprof_sample_descends(const struct uwprof_sampler *sp,
+				   struct task_struct *t)
+{
+	bool found = false;
+	u32 depth;
+
+	rcu_read_lock();
+	for (depth = 0; depth < UWPROF_MAX_ANCESTORS; depth++) {
+		t = rcu_dereference(t->real_parent);
+		if (t->tgid == sp->owner_tgid) {
+			found = true;
+			break;
+		}
+		if (t->pid <= 1)
+			break;
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/*
+ * Whether task 't' passes every filter of the session: pid, comm,
+ * descent, cgroup, cheapest first. A comm read while the task renames itself may be torn:
  * that sample is then left out, and the comparison never reads past the
  * 16 bytes. Context: any, including NMI.
  */
@@ -97,6 +122,9 @@ bool uwprof_sample_traced(const struct uwprof_sampler *sp,
 		return false;
 	if ((sp->flags & UWPROF_START_COMM) &&
 	    strncmp(t->comm, sp->comm, sizeof(sp->comm)))
+		return false;
+	if ((sp->flags & UWPROF_START_DESCENDANTS) &&
+	    !uwprof_sample_descends(sp, t))
 		return false;
 	return !sp->cgroup || uwprof_compat_task_in_cgroup(t, sp->cgroup);
 }
@@ -598,7 +626,7 @@ static int uwprof_sample_check(const struct uwprof_start *a)
 			  UWPROF_START_NO_FP_FALLBACK | UWPROF_START_HOLD_EXEC |
 			  UWPROF_START_SNAPSHOT | UWPROF_START_OFF_CPU |
 			  UWPROF_START_CGROUP | UWPROF_START_COMM |
-			  UWPROF_START_MMAP;
+			  UWPROF_START_MMAP | UWPROF_START_DESCENDANTS;
 
 	if (a->flags & ~known)
 		return -EINVAL;
@@ -630,7 +658,7 @@ static int uwprof_sample_check(const struct uwprof_start *a)
 		if (a->nr_pids || a->pids)
 			return -EINVAL;
 	} else {
-		if (!a->nr_pids)
+		if (!a->nr_pids || (a->flags & UWPROF_START_DESCENDANTS))
 			return -EINVAL;
 		if (a->nr_pids > UWPROF_MAX_PIDS)
 			return -E2BIG;

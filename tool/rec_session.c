@@ -196,6 +196,13 @@ int rec_setup(struct recorder *r, uint32_t *flagsp)
 	if (r->o.mode != MODE_PIDS)
 		flags |= UWPROF_START_SYSTEM_WIDE;
 	/*
+	 * A command's processes are this one's descendants: other processes
+	 * are left out in the module, before their stacks are walked or
+	 * copied, rather than here. An older module samples them all.
+	 */
+	if (r->o.mode == MODE_CMD && (r->dev.ver.caps & UWPROF_CAP_DESCENDANTS))
+		flags |= UWPROF_START_DESCENDANTS;
+	/*
 	 * Samples of code not uploaded yet carry stack snapshots, finished
 	 * here once the tables are; --hold-exec instead stops the command's
 	 * processes at each exec until their new image is uploaded.

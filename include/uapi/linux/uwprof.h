@@ -271,6 +271,7 @@ struct uwprof_table_page {
 #define UWPROF_CAP_CGROUP	(1U << 5)	/* START takes UWPROF_START_CGROUP */
 #define UWPROF_CAP_COMM		(1U << 6)	/* START takes UWPROF_START_COMM */
 #define UWPROF_CAP_MMAP		(1U << 7)	/* START takes UWPROF_START_MMAP */
+#define UWPROF_CAP_DESCENDANTS	(1U << 8)	/* START takes UWPROF_START_DESCENDANTS */
 
 struct uwprof_version {
 	__u32	size;		/* in: sizeof(struct uwprof_version) */
@@ -381,6 +382,17 @@ struct uwprof_process_del {
 #define UWPROF_START_CGROUP		(1U << 8)
 #define UWPROF_START_COMM		(1U << 9)
 /*
+ * With UWPROF_START_SYSTEM_WIDE, a filter like the two above: the task
+ * descends from the process that issued START (its parent, its parent's
+ * parent, ..., at most UWPROF_MAX_ANCESTORS up), which itself does not.
+ * For a command the reader starts: neither other processes' samples nor
+ * their MMAP records and execs reach the ring, and no stack of theirs is
+ * copied. The parent links are read as they are at the sample: a process
+ * whose parent exited was re-parented (to init or a subreaper) and no
+ * longer descends from the owner.
+ */
+#define UWPROF_START_DESCENDANTS	(1U << 11)
+/*
  * UWPROF_REC_MMAP records for every executable mapping a traced process
  * makes (a file's code, the vDSO), written from the mmap itself: the reader
  * learns of a process's code even if the process is gone before it could
@@ -392,6 +404,7 @@ struct uwprof_process_del {
 
 #define UWPROF_MAX_DEPTH	8192
 #define UWPROF_MAX_PIDS		1024
+#define UWPROF_MAX_ANCESTORS	256
 #define UWPROF_MAX_FREQ		100000
 #define UWPROF_MAX_RING_PAGES	4096	/* data pages per CPU */
 #define UWPROF_SNAPSHOT_DEFAULT	16384	/* stack bytes per snapshot */
@@ -484,7 +497,7 @@ struct uwprof_stats {
 	__u64	lost;			/* records dropped: ring full or nested */
 	__u64	skipped_kthread;
 	__u64	skipped_compat;
-	__u64	skipped_filter;		/* not a traced pid, cgroup or comm */
+	__u64	skipped_filter;		/* not a traced pid, cgroup, comm or tree */
 	__u64	fp_frames;		/* frames found by fp fallback */
 	__u64	unknown_maps;		/* UWPROF_REC_UNKNOWN_MAP records written */
 	__u64	stop[UWPROF_STOP__COUNT];
