@@ -532,8 +532,21 @@ TEST_F(dev, caps)
 	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_VERSION, &v));
 	EXPECT_TRUE(v.caps & UWPROF_CAP_SESSIONS);
 	EXPECT_TRUE(v.caps & UWPROF_CAP_COMM);
+	EXPECT_TRUE(v.caps & UWPROF_CAP_DESCENDANTS);
 	EXPECT_TRUE(v.caps & UWPROF_CAP_CGROUP)
 		TH_LOG("Debian's kernels have cgroups");
+}
+
+/* The descendants filter narrows system-wide sampling, never a pid list. */
+TEST_F(dev, start_descendants)
+{
+	uint32_t pids[1] = { getpid() };
+
+	EXPECT_EQ(-EINVAL, uwt_start(self->fd, UWPROF_START_DESCENDANTS |
+				     UWPROF_START_CPU_CLOCK, 100, 64, 0, pids, 1));
+	EXPECT_EQ(0, stop_if(self->fd, start_filtered(self->fd,
+						      UWPROF_START_DESCENDANTS,
+						      0, "", 0, 0)));
 }
 
 /* The comm filter's field: only with its flag, 1 to 15 bytes, NUL-padded. */
