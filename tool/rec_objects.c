@@ -69,15 +69,41 @@ struct rec_obj *rec_obj_by_id(struct recorder *r, uint64_t id)
 /* Keeps an uploaded blob to finish walks from snapshots with. */
 static void obj_keep_table(struct rec_obj *o, struct uwprof_blob *b)
 {
-	o->tab = malloc(sizeof(*o->tab));
-	if (!o->tab)
-		return;
-	if (uwprof_snap_table_init(o->tab, b->data, b->size)) {
+	o->tab_blob = b->data;
+	o->tab_size = b->size;
+	b->data = NULL;
+}
+
+/*
+ * The object's table for finishing walks, checked as the module checks it
+ * the first time a walk needs it: most objects are never needed, and the
+ * check reads every row. NULL when there is none or it failed.
+ */
+const struct uwprof_table *rec_obj_walk_table(struct rec_obj *o)
+{
+	if (!o->tab && o->tab_blob) {
+		o->tab = malloc(sizeof(*o->tab));
+		if (o->tab && uwprof_snap_table_init(o->tab, o->tab_blob,
+						     o->tab_size)) {
+			free(o->tab);
+			o->tab = NULL;
+		}
+		if (!o->tab)
+			free(o->tab_blob);
+		o->tab_blob = NULL;
+	}
+	return o->tab ? &o->tab->t : NULL;
+}
+
+void rec_obj_tables_free(struct rec_obj *o)
+{
+	if (o->tab) {
+		uwprof_snap_table_free(o->tab);
 		free(o->tab);
 		o->tab = NULL;
-		return;
 	}
-	b->data = NULL;		/* the table owns it now */
+	free(o->tab_blob);
+	o->tab_blob = NULL;
 }
 
 /*
@@ -467,10 +493,7 @@ static void obj_release(struct recorder *r, struct rec_obj *o)
 			fprintf(stderr, "%s: %s: dropping its table: %s\n",
 				r->name, o->path, strerror(-ret));
 	}
-	if (o->tab) {
-		uwprof_snap_table_free(o->tab);
-		free(o->tab);
-	}
+	rec_obj_tables_free(o);
 	free(o->path);
 	r->objects_dropped++;
 }

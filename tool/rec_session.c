@@ -77,14 +77,11 @@ void rec_free(struct recorder *r)
 {
 	size_t i;
 
-	for (i = 0; i < r->nr_objs; i++)
+	for (i = 0; i < r->nr_objs; i++) {
 		free(r->objs[i].path);
+		rec_obj_tables_free(&r->objs[i]);
+	}
 	free(r->objs);
-	for (i = 0; i < r->nr_objs; i++)
-		if (r->objs[i].tab) {
-			uwprof_snap_table_free(r->objs[i].tab);
-			free(r->objs[i].tab);
-		}
 	for (i = 0; i < r->nr_procs; i++) {
 		struct rec_proc *p = &r->procs[i];
 		int g;

@@ -170,15 +170,16 @@ static struct uwprof_rec_sample *rec_finish(struct recorder *r,
 		req.read_code_arg = &code;
 	}
 	for (i = 0; i < nr; i++) {
-		const struct rec_obj *o = km[i].object_id ?
-					  rec_obj_by_id(r, km[i].object_id) : NULL;
+		struct rec_obj *o = km[i].object_id ?
+				    rec_obj_by_id(r, km[i].object_id) : NULL;
+		const struct uwprof_table *t = o ? rec_obj_walk_table(o) : NULL;
 
 		um[i].start = km[i].start;
 		um[i].end = km[i].end;
 		um[i].bias = km[i].bias;
 		um[i].flags = km[i].flags;
-		if (o && o->tab)
-			um[i].table = &o->tab->t;
+		if (t)
+			um[i].table = t;
 		else
 			um[i].flags |= UWPROF_MAP_NO_TABLE;
 	}
