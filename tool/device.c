@@ -251,26 +251,39 @@ static int dev_ring_drain(struct uwprof_dev *d, uint32_t i,
 	uint64_t size = d->ri.data_size;
 	/* Pairs with the module's smp_store_release() of 'head'. */
 	uint64_t head = __atomic_load_n(&ctl->head, __ATOMIC_ACQUIRE);
-	uint64_t tail = dev_tail(d, i)->tail;
+	uint64_t tail = dev_tail(d, i)->tail, off;
 	struct uwprof_rec_hdr h;
+	const void *rec;
 	int ret = 0;
 
+	_Static_assert(sizeof(h) == 8, "a header never wraps the ring");
 	while (tail < head) {
-		dev_copy(data, size, tail, &h, sizeof(h));
+		off = tail & (size - 1);
+		memcpy(&h, data + off, sizeof(h));
 		if (h.size < sizeof(h) || (h.size & 7) || h.size > head - tail ||
 		    h.size > d->buf_size) {
 			ret = -EPROTO;
 			tail = head;
 			break;
 		}
-		dev_copy(data, size, tail, d->buf, h.size);
-		if (!dev_rec_ok((const void *)d->buf, i)) {
+		/*
+		 * Read in place unless it wraps: the module writes only past
+		 * head, and nothing before tail is handed back to it until
+		 * the callbacks are done.
+		 */
+		if (h.size <= size - off) {
+			rec = data + off;
+		} else {
+			dev_copy(data, size, tail, d->buf, h.size);
+			rec = d->buf;
+		}
+		if (!dev_rec_ok(rec, i)) {
 			ret = -EPROTO;
 			tail = head;
 			break;
 		}
 		tail += h.size;
-		ret = fn((const void *)d->buf, i, priv);
+		ret = fn(rec, i, priv);
 		if (ret)
 			break;
 	}

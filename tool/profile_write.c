@@ -268,16 +268,24 @@ static uint64_t pf_zigzag(uint64_t d)
 	return (d << 1) ^ (uint64_t)-(int64_t)(d >> 63);
 }
 
+/*
+ * Each step (h ^ ip) * odd is a bijection of h, so stacks that differ in
+ * one frame never share a hash; the map's own hash mixes the high bits
+ * down. Two frames a round: every sample pays this, frame by frame.
+ */
 static uint64_t pf_stack_hash(const struct uwprof_rec_sample *s, size_t n)
 {
+	const uint64_t k = 0xff51afd7ed558ccdULL;
 	uint64_t h = ((uint64_t)s->flags << 32 | (uint64_t)s->nr_kernel << 16 |
 		      s->nr_user) * 0x9e3779b97f4a7c15ULL;
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		h = (h ^ s->ips[i]) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 29;
+	for (i = 0; i + 2 <= n; i += 2) {
+		h = (h ^ s->ips[i]) * k;
+		h = (h ^ s->ips[i + 1]) * k;
 	}
+	if (i < n)
+		h = (h ^ s->ips[i]) * k;
 	return h;
 }
 
@@ -400,13 +408,17 @@ static int pfw_stack_id(struct uwprof_pfw *w, const struct uwprof_rec_sample *s,
 
 int uwprof_pfw_sample(struct uwprof_pfw *w, const struct uwprof_rec_sample *s)
 {
-	uint8_t e[1 + 6 * 10];
 	uint64_t dt = s->time_ns - w->sb_time;
 	uint32_t id = 0;
 	size_t n = 1;
+	uint8_t *e;
 
 	if (w->error || pfw_stack_id(w, s, &id))
 		return w->error;
+	/* The entry is written in place: a flag byte and at most 6 ulebs. */
+	if (VEC_RESERVE(w->sb, w->sb_cap, w->sb_len + 1 + 6 * 10, 4096))
+		return pfw_fail(w, -ENOMEM, "%s: out of memory", w->out.path);
+	e = w->sb + w->sb_len;
 	e[0] = UWPROF_PF_SMP_ENTRY;
 	n += pf_uleb(e + n, id);
 	n += pf_uleb(e + n, pf_zigzag(dt));
@@ -426,9 +438,6 @@ int uwprof_pfw_sample(struct uwprof_pfw *w, const struct uwprof_rec_sample *s)
 		e[0] |= UWPROF_PF_SMP_PERIOD;
 		n += pf_uleb(e + n, s->period);
 	}
-	if (VEC_RESERVE(w->sb, w->sb_cap, w->sb_len + n, 4096))
-		return pfw_fail(w, -ENOMEM, "%s: out of memory", w->out.path);
-	memcpy(w->sb + w->sb_len, e, n);
 	w->sb_len += n;
 	w->sb_count++;
 	w->sb_time = s->time_ns;
