@@ -66,32 +66,28 @@ struct rec_obj *rec_obj_by_id(struct recorder *r, uint64_t id)
 	return NULL;
 }
 
-/* Keeps an uploaded blob to finish walks from snapshots with. */
+/*
+ * Keeps an uploaded blob to finish walks from snapshots with, checked as
+ * the module checks it here rather than when a walk first needs it: such
+ * walks come right after a process starts, while it runs, and the check
+ * reads every row.
+ */
 static void obj_keep_table(struct rec_obj *o, struct uwprof_blob *b)
 {
-	o->tab_blob = b->data;
-	o->tab_size = b->size;
-	b->data = NULL;
+	o->tab = malloc(sizeof(*o->tab));
+	if (!o->tab)
+		return;
+	if (uwprof_snap_table_init(o->tab, b->data, b->size)) {
+		free(o->tab);
+		o->tab = NULL;
+		return;
+	}
+	b->data = NULL;		/* the table owns it now */
 }
 
-/*
- * The object's table for finishing walks, checked as the module checks it
- * the first time a walk needs it: most objects are never needed, and the
- * check reads every row. NULL when there is none or it failed.
- */
-const struct uwprof_table *rec_obj_walk_table(struct rec_obj *o)
+/* The object's table for finishing walks, or NULL. */
+const struct uwprof_table *rec_obj_walk_table(const struct rec_obj *o)
 {
-	if (!o->tab && o->tab_blob) {
-		o->tab = malloc(sizeof(*o->tab));
-		if (o->tab && uwprof_snap_table_init(o->tab, o->tab_blob,
-						     o->tab_size)) {
-			free(o->tab);
-			o->tab = NULL;
-		}
-		if (!o->tab)
-			free(o->tab_blob);
-		o->tab_blob = NULL;
-	}
 	return o->tab ? &o->tab->t : NULL;
 }
 
@@ -102,8 +98,6 @@ void rec_obj_tables_free(struct rec_obj *o)
 		free(o->tab);
 		o->tab = NULL;
 	}
-	free(o->tab_blob);
-	o->tab_blob = NULL;
 }
 
 /*

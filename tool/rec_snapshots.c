@@ -170,8 +170,8 @@ static struct uwprof_rec_sample *rec_finish(struct recorder *r,
 		req.read_code_arg = &code;
 	}
 	for (i = 0; i < nr; i++) {
-		struct rec_obj *o = km[i].object_id ?
-				    rec_obj_by_id(r, km[i].object_id) : NULL;
+		const struct rec_obj *o = km[i].object_id ?
+					  rec_obj_by_id(r, km[i].object_id) : NULL;
 		const struct uwprof_table *t = o ? rec_obj_walk_table(o) : NULL;
 
 		um[i].start = km[i].start;

@@ -397,6 +397,34 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 			(unsigned long long)r->bad_recs);
 }
 
+/*
+ * The loop's sleep when nothing is due: the module wakes the recorder for
+ * every record it must act on and as rings fill, so a timeout only lets
+ * it see to what is due at a time (-d, the progress line, re-reads held
+ * back), and each wakeup takes the CPU from the profiled program.
+ */
+#define REC_IDLE_MS	1000
+#define REC_PROGRESS_NS	250000000ULL
+
+/* How long the loop may sleep: at most 'ms', and until -d or progress. */
+static int rec_wait_ms(int ms, uint64_t deadline, int tty,
+		       uint64_t last_progress)
+{
+	uint64_t now = mono_ns(), due = 0;
+
+	if (deadline)
+		due = deadline;
+	if (tty && (!due || last_progress + REC_PROGRESS_NS < due))
+		due = last_progress + REC_PROGRESS_NS;
+	if (!due)
+		return ms;
+	if (due <= now)
+		return 0;
+	if ((due - now + 999999) / 1000000 < (uint64_t)ms)
+		return (int)((due - now + 999999) / 1000000);
+	return ms;
+}
+
 /* Until the command ends, the processes exit, -d passes or a signal. */
 static void rec_loop(struct recorder *r, int tty)
 {
@@ -415,12 +443,13 @@ static void rec_loop(struct recorder *r, int tty)
 	while (!r->stop) {
 		uint64_t now;
 
-		rec_wait_events(r, wait_ms, -1);
+		rec_wait_events(r, rec_wait_ms(wait_ms, deadline, tty,
+					       last_progress), -1);
 		rec_drain(r);
 		/* A command's mmaps are polled for unless records tell. */
 		wait_ms = rec_procs_refresh(r, 0, r->o.mode == MODE_CMD &&
 					    !r->mmap_records_on ?
-					    REC_CHECK_MS : 100);
+					    REC_CHECK_MS : REC_IDLE_MS);
 		rec_reap(r);
 		now = mono_ns();
 		if (r->o.cmd && r->child_done)
@@ -429,7 +458,7 @@ static void rec_loop(struct recorder *r, int tty)
 			break;
 		if (deadline && now >= deadline)
 			break;
-		if (tty && now - last_progress >= 250000000ULL) {
+		if (tty && now - last_progress >= REC_PROGRESS_NS) {
 			progress(r, 0);
 			last_progress = now;
 		}

@@ -108,8 +108,6 @@ struct rec_obj {
 	int		has_info;
 	char		*path;
 	struct uwprof_snap_table *tab;	/* for finishing walks, or NULL */
-	void		*tab_blob;	/* its blob, not checked yet */
-	size_t		tab_size;
 	uint64_t	unused_ns;	/* first prune no process mapped it, 0 */
 	int		stale;		/* its file is not the one mapped now */
 	/*
@@ -344,7 +342,7 @@ struct rec_obj *rec_obj_for_vdso(struct recorder *r, pid_t pid,
 void rec_prewarm_cmd(struct recorder *r);
 void rec_objs_replay(struct recorder *r, struct uwprof_pfw *w);
 struct rec_obj *rec_obj_by_id(struct recorder *r, uint64_t id);
-const struct uwprof_table *rec_obj_walk_table(struct rec_obj *o);
+const struct uwprof_table *rec_obj_walk_table(const struct rec_obj *o);
 void rec_obj_tables_free(struct rec_obj *o);
 /*
  * Drops the objects no known process has mapped for REC_OBJ_KEEP_NS

@@ -14,9 +14,10 @@
  * How often the thread looks at the rings when no wakeup comes: the module
  * wakes it at once for the records the recorder must act on (EXIT, the
  * UNKNOWN_MAP of an uploaded process) and when a ring is a quarter full,
- * so this only bounds how stale samples get on a quiet machine.
+ * so this only bounds how stale samples get on a quiet machine. Each
+ * wakeup costs the CPU a switch away from the profiled program.
  */
-#define RR_POLL_MS	100
+#define RR_POLL_MS	1000
 
 /*
  * Copied records are packed into chunks, one allocation for many records:
