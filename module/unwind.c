@@ -78,12 +78,19 @@ const struct uwprof_rule *uwprof_table_lookup(const struct uwprof_table *t,
  * the critical path of the walk (the next frame's address waits for the
  * row). Hot return addresses differ in their low bits; the fold brings in
  * the page bits that separate objects. The key compare checks table and
- * vaddr, so a process mapping the same object elsewhere only misses.
+ * vaddr, so a process mapping the same object elsewhere only misses. A
+ * row may sit in the slot's entry or in its partner (slot ^ 1).
  */
 static __always_inline u32 rule_cache_slot(u64 at)
 {
 	return (u32)(at ^ (at >> UWPROF_RULE_CACHE_BITS)) &
 	       ((1U << UWPROF_RULE_CACHE_BITS) - 1);
+}
+
+static __always_inline bool rule_cache_is(const struct uwprof_rule_cache_ent *e,
+					  u64 at, u64 id)
+{
+	return e->at == at && e->maps_id == id;
 }
 
 /*
@@ -156,20 +163,30 @@ static __always_inline const struct uwprof_rule *
 rule_find(const struct uwprof_unwind_req *req, const struct uwprof_table *t,
 	  u64 at, u64 bias)
 {
-	struct uwprof_rule_cache_ent *e;
+	struct uwprof_rule_cache *c = req->cache;
+	struct uwprof_rule_cache_ent *e, *p;
 	const struct uwprof_rule *r;
+	u32 s;
 
-	if (!req->cache || !req->maps_id)
+	if (!c || !req->maps_id)
 		return table_lookup(t, at - bias);
-	e = &req->cache->ent[rule_cache_slot(at)];
-	if (e->at == at && e->maps_id == req->maps_id)
+	s = rule_cache_slot(at);
+	e = &c->ent[s];
+	p = &c->ent[s ^ 1];
+	if (rule_cache_is(e, at, req->maps_id))
 		return &e->rule;
+	if (rule_cache_is(p, at, req->maps_id))
+		return &p->rule;
 	r = table_lookup(t, at - bias);
 	if (r) {
+		/* The older of the two makes room. */
+		if (p->filled < e->filled)
+			e = p;
 		e->at = at;
 		e->maps_id = req->maps_id;
 		e->rule = *r;
-		e->ctx = next_mix(rule_cache_slot(at) * 8);
+		e->ctx = next_mix((u32)(e - c->ent) * 8);
+		e->filled = ++c->fills;
 		rule_kind(e);
 	}
 	return r;
@@ -765,11 +782,15 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 		 * next[] is only ever written here, as an entry number * 8.
 		 */
 		n = (struct uwprof_rule_cache_ent *)(ents + 8 * (size_t)e8);
-		if (unlikely(n->at != at || n->maps_id != id)) {
+		if (unlikely(!rule_cache_is(n, at, id))) {
 			e8 = rule_cache_slot(at) * 8;
 			n = (struct uwprof_rule_cache_ent *)(ents + 8 * (size_t)e8);
-			if (n->at != at || n->maps_id != id)
-				break;
+			if (!rule_cache_is(n, at, id)) {
+				e8 ^= 8;
+				n = (struct uwprof_rule_cache_ent *)(ents + 8 * (size_t)e8);
+				if (!rule_cache_is(n, at, id))
+					break;
+			}
 			c->next[h] = (u16)e8;
 		}
 		/*

@@ -111,7 +111,9 @@ struct uwprof_regs {
  * Rows already found, keyed by (mapping list id, runtime address). A
  * profiler samples the same hot return addresses over and over; a hit
  * costs one load and compare instead of the mapping search, the page
- * lookup and the rule's dependent loads. A list id names one immutable
+ * lookup and the rule's dependent loads. Two entries a slot: with one,
+ * two hot addresses of a stack could share a slot, depending on where
+ * ASLR put the objects, and push each other out on every walk. A list id names one immutable
  * mapping list, tables included (uwprof_unwind_req.maps_id), so an entry
  * can only ever match the very list and row it was filled from: nothing
  * needs invalidating when tables or lists come and go. Zeroed memory is an
@@ -134,7 +136,7 @@ struct uwprof_rule_cache_ent {
 	u32 span;	/* bytes below the CFA the fast loop reads */
 	struct uwprof_rule rule;
 	u64 cfa;	/* the fast loop's last CFA from this row */
-	u64 __pad2;
+	u64 filled;	/* the cache's fill count when it was filled */
 };
 
 struct uwprof_rule_cache {
@@ -150,6 +152,7 @@ struct uwprof_rule_cache {
 	 * compared.
 	 */
 	u16 next[1U << UWPROF_RULE_CACHE_NEXT_BITS];
+	u64 fills;	/* entries filled so far: which of two is older */
 };
 
 /* One cache line per entry, so entry * 8 scales by 8 again to an address. */
