@@ -30,7 +30,7 @@
  * Emptied chunks kept for the next drain: freed, they would go back to
  * the system and each new one would cost its pages' faults again.
  */
-#define RR_SPARE_MAX	8
+#define RR_SPARE_MAX	4
 
 struct uwprof_rr_chunk {
 	struct uwprof_rr_chunk	*next;
