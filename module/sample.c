@@ -111,9 +111,9 @@ static bool uwprof_sample_descends(const struct uwprof_sampler *sp,
 
 /*
  * Whether task 't' passes every filter of the session: pid, comm,
- * descent, cgroup, cheapest first. A comm read while the task renames itself may be torn:
- * that sample is then left out, and the comparison never reads past the
- * 16 bytes. Context: any, including NMI.
+ * descent, cgroup, cheapest first. A comm read while the task renames
+ * itself may be torn: that sample is then left out, and the comparison
+ * never reads past the 16 bytes. Context: any, including NMI.
  */
 bool uwprof_sample_traced(const struct uwprof_sampler *sp,
 			  struct task_struct *t)

@@ -113,12 +113,12 @@ struct uwprof_regs {
  * costs one load and compare instead of the mapping search, the page
  * lookup and the rule's dependent loads. Two entries a slot: with one,
  * two hot addresses of a stack could share a slot, depending on where
- * ASLR put the objects, and push each other out on every walk. A list id names one immutable
- * mapping list, tables included (uwprof_unwind_req.maps_id), so an entry
- * can only ever match the very list and row it was filled from: nothing
- * needs invalidating when tables or lists come and go. Zeroed memory is an
- * empty cache. Used by one walk at a time (the module keeps one per CPU,
- * inside the ring guard).
+ * ASLR put the objects, and push each other out on every walk. A list id
+ * names one immutable mapping list, tables included
+ * (uwprof_unwind_req.maps_id), so an entry can only ever match the very
+ * list and row it was filled from: nothing needs invalidating when tables
+ * or lists come and go. Zeroed memory is an empty cache. Used by one walk
+ * at a time (the module keeps one per CPU, inside the ring guard).
  */
 #define UWPROF_RULE_CACHE_BITS	8
 #define UWPROF_RULE_CACHE_NEXT_BITS	12

@@ -85,12 +85,6 @@ static void obj_keep_table(struct rec_obj *o, struct uwprof_blob *b)
 	b->data = NULL;		/* the table owns it now */
 }
 
-/* The object's table for finishing walks, or NULL. */
-const struct uwprof_table *rec_obj_walk_table(const struct rec_obj *o)
-{
-	return o->tab ? &o->tab->t : NULL;
-}
-
 void rec_obj_tables_free(struct rec_obj *o)
 {
 	if (o->tab) {

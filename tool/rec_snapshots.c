@@ -172,14 +172,13 @@ static struct uwprof_rec_sample *rec_finish(struct recorder *r,
 	for (i = 0; i < nr; i++) {
 		const struct rec_obj *o = km[i].object_id ?
 					  rec_obj_by_id(r, km[i].object_id) : NULL;
-		const struct uwprof_table *t = o ? rec_obj_walk_table(o) : NULL;
 
 		um[i].start = km[i].start;
 		um[i].end = km[i].end;
 		um[i].bias = km[i].bias;
 		um[i].flags = km[i].flags;
-		if (t)
-			um[i].table = t;
+		if (o && o->tab)
+			um[i].table = &o->tab->t;
 		else
 			um[i].flags |= UWPROF_MAP_NO_TABLE;
 	}

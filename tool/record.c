@@ -410,19 +410,14 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 static int rec_wait_ms(int ms, uint64_t deadline, int tty,
 		       uint64_t last_progress)
 {
-	uint64_t now = mono_ns(), due = 0;
+	uint64_t now = mono_ns(), due = deadline, left;
 
-	if (deadline)
-		due = deadline;
 	if (tty && (!due || last_progress + REC_PROGRESS_NS < due))
 		due = last_progress + REC_PROGRESS_NS;
 	if (!due)
 		return ms;
-	if (due <= now)
-		return 0;
-	if ((due - now + 999999) / 1000000 < (uint64_t)ms)
-		return (int)((due - now + 999999) / 1000000);
-	return ms;
+	left = due > now ? (due - now + 999999) / 1000000 : 0;
+	return left < (uint64_t)ms ? (int)left : ms;
 }
 
 /* Until the command ends, the processes exit, -d passes or a signal. */

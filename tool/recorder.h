@@ -342,7 +342,6 @@ struct rec_obj *rec_obj_for_vdso(struct recorder *r, pid_t pid,
 void rec_prewarm_cmd(struct recorder *r);
 void rec_objs_replay(struct recorder *r, struct uwprof_pfw *w);
 struct rec_obj *rec_obj_by_id(struct recorder *r, uint64_t id);
-const struct uwprof_table *rec_obj_walk_table(const struct rec_obj *o);
 void rec_obj_tables_free(struct rec_obj *o);
 /*
  * Drops the objects no known process has mapped for REC_OBJ_KEEP_NS
