@@ -121,6 +121,16 @@ static inline bool uwprof_compat_task_in_cgroup(struct task_struct *t,
 }
 #endif
 
+/*
+ * perf's core throttles an event that overflows more than
+ * kernel.perf_event_max_sample_rate allows in a tick: it stops the event
+ * until the next tick and marks it by storing ~0 in hw.interrupts (its
+ * private MAX_INTERRUPTS, the same value in every supported kernel), then
+ * still calls the overflow handler for the interrupt that did it.
+ */
+#define uwprof_compat_event_throttled(event)	\
+	(READ_ONCE((event)->hw.interrupts) == ~0ULL)
+
 #if defined(CONFIG_X86_64)
 
 #define UWPROF_COMPAT_ARCH	UWPROF_ARCH_X86_64

@@ -122,6 +122,7 @@ struct uwprof_pcpu_stats {
 	u64 off_cpu_dropped;
 	u64 off_cpu_lost;
 	u64 mmap_records;
+	u64 kernel_throttles;
 	u64 stop[UWPROF_STOP__COUNT];
 	u64 hist[UWPROF_HIST_BUCKETS];
 };

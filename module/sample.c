@@ -476,7 +476,11 @@ static void uwprof_sample_overflow(struct perf_event *event,
 				   struct perf_sample_data *data,
 				   struct pt_regs *regs)
 {
-	uwprof_sample_take(event->overflow_handler_context, regs, data->period);
+	struct uwprof_sampler *sp = event->overflow_handler_context;
+
+	if (uwprof_compat_event_throttled(event))
+		this_cpu_inc(sp->stats->kernel_throttles);
+	uwprof_sample_take(sp, regs, data->period);
 }
 
 /*
@@ -907,6 +911,7 @@ void uwprof_sample_stats(struct uwprof_session *s, struct uwprof_stats *st)
 		st->off_cpu_dropped += c->off_cpu_dropped;
 		st->off_cpu_lost += c->off_cpu_lost;
 		st->mmap_records += c->mmap_records;
+		st->kernel_throttles += c->kernel_throttles;
 		for (i = 0; i < UWPROF_STOP__COUNT; i++)
 			st->stop[i] += c->stop[i];
 		for (i = 0; i < UWPROF_HIST_BUCKETS; i++)

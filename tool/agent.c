@@ -285,7 +285,6 @@ static int agent_parse(struct rec_opts *o, struct agent_opts *a, int argc,
 			"uwprof agent: --keep-* need --output-dir, --push-* need --push, --interval one of them\n");
 		return -1;
 	}
-	a->out.freq = o->freq;
 	if (!o->mode)
 		o->mode = MODE_ALL;
 	if (!a->listen && !a->socket) {
@@ -366,6 +365,7 @@ static int agent_serve(struct recorder *r, const struct agent_opts *a,
 	struct agent_source src = {
 		.profile = agent_wins_profile, .metrics = agent_wins_metrics,
 	};
+	struct agent_out_opts oo = a->out;
 	struct agent_period_src psrc;
 	struct agent_wins ws;
 	struct agent_http h;
@@ -382,7 +382,9 @@ static int agent_serve(struct recorder *r, const struct agent_opts *a,
 	}
 	if (a->out.dir || a->out.push_url) {
 		agent_wins_period_src(&ws, &psrc);
-		ret = agent_out_start(&out, &a->out, &psrc, err, sizeof(err));
+		/* The rate sampled at: the kernel's limit may have lowered -F. */
+		oo.freq = r->o.freq;
+		ret = agent_out_start(&out, &oo, &psrc, err, sizeof(err));
 		if (ret)
 			code = agent_out_status(&out, ret);
 		else

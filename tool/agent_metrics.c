@@ -132,6 +132,9 @@ static int metrics_write(FILE *f, const struct agent_state *a,
 		{ "uwprof_module_skipped_throttle_total", "counter",
 		  "Samples the module skipped: the walks had used their CPU share.",
 		  (double)st->skipped_throttle },
+		{ "uwprof_module_kernel_throttles_total", "counter",
+		  "Times the kernel stopped a sampling event until its next tick (kernel.perf_event_max_sample_rate).",
+		  (double)st->kernel_throttles },
 	};
 
 	metrics_put(f, m, sizeof(m) / sizeof(m[0]));

@@ -325,7 +325,9 @@ struct uwprof_pf_stats {
 	uint64_t	snapshots;	/* module: samples with stack snapshots */
 	uint64_t	snapshot_bytes;	/* module: stack bytes in them */
 	uint64_t	snapshots_finished; /* walks the tool finished from them */
-	uint64_t	reserved[4];	/* zero */
+	/* module: events stopped by the kernel's sample rate limit */
+	uint64_t	kernel_throttles;
+	uint64_t	reserved[3];	/* zero */
 };
 
 /* ---------------------------------------------------------------------

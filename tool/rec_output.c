@@ -209,6 +209,7 @@ void rec_stats_out(struct recorder *r, const struct uwprof_stats *st)
 	ps.fp_frames = st->fp_frames;
 	ps.unknown_maps = st->unknown_maps;
 	ps.skipped_throttle = st->skipped_throttle;
+	ps.kernel_throttles = st->kernel_throttles;
 	for (i = 0; i < UWPROF_PF_STOP__COUNT; i++)
 		ps.stop[i] = r->stops[i];
 	ps.snapshots = st->snapshots;

@@ -144,6 +144,40 @@ static int setup_filters(struct recorder *r, uint32_t *flags)
 }
 
 /*
+ * kernel.perf_event_max_sample_rate: perf_event_open() refuses more, and
+ * the kernel lowers it itself when sample interrupts take long. The
+ * module's events are not refused, but the kernel throttles them to it:
+ * a throttled event samples in bursts at the tick, so a program that
+ * repeats in step with the tick is sampled at one phase of its period and
+ * its profile is skewed. Sampling at the limit keeps samples evenly spread.
+ */
+unsigned long rec_kernel_max_rate(void)
+{
+	unsigned long max;
+	FILE *f;
+	int ok;
+
+	f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	if (!f)
+		return 0;
+	ok = fscanf(f, "%lu", &max) == 1;
+	fclose(f);
+	return ok ? max : 0;
+}
+
+static void fit_freq(struct recorder *r)
+{
+	unsigned long max = rec_kernel_max_rate();
+
+	if (!max || r->o.freq <= max)
+		return;
+	fprintf(stderr,
+		"%s: sampling at %lu Hz, not %u: the kernel's limit (kernel.perf_event_max_sample_rate, which the kernel lowers when sample interrupts take long)\n",
+		r->name, max, r->o.freq);
+	r->o.freq = (uint32_t)max;
+}
+
+/*
  * Signals, the device, and the START flags from the options and what the
  * device can do. Returns 0 or the exit status.
  */
@@ -186,6 +220,7 @@ int rec_setup(struct recorder *r, uint32_t *flagsp)
 	}
 	flags |= r->o.event == UWPROF_PF_EV_CYCLES ? UWPROF_START_CYCLES :
 						     UWPROF_START_CPU_CLOCK;
+	fit_freq(r);
 	if (r->o.kernel)
 		flags |= UWPROF_START_KERNEL_STACK;
 	if (r->o.no_fp)

@@ -388,6 +388,11 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 		fprintf(stderr,
 			"uwprof: %llu samples skipped: stack walks used their CPU share (/sys/module/uwprof/parameters/cpu_max_percent); lower -F or raise it\n",
 			(unsigned long long)st->skipped_throttle);
+	if (st->kernel_throttles)
+		fprintf(stderr,
+			"uwprof: the kernel throttled sampling %llu times (kernel.perf_event_max_sample_rate, now %lu Hz): each time one CPU took no sample until its next tick, so samples came in bursts, not evenly; lower -F\n",
+			(unsigned long long)st->kernel_throttles,
+			rec_kernel_max_rate());
 	if (r->filtered)
 		fprintf(stderr,
 			"uwprof: %llu samples of other processes left out\n",

@@ -302,6 +302,8 @@ int rec_exit_for_errno(int e);
 int rec_setup(struct recorder *r, uint32_t *flagsp);
 /* START, the rings mapped and their reader running; 0 or exit status. */
 int rec_sampling_start(struct recorder *r, uint32_t flags);
+/* kernel.perf_event_max_sample_rate in Hz; 0 when it cannot be read. */
+unsigned long rec_kernel_max_rate(void);
 /* Polls the device and the signals for up to 'ms' (extra: one more fd). */
 void rec_wait_events(struct recorder *r, int ms, int extra_fd);
 void rec_free(struct recorder *r);

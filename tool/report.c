@@ -154,6 +154,9 @@ static void print_header(const struct uwprof_rep *r, FILE *f)
 		fprintf(f, ", %llu skipped over the CPU budget",
 			(unsigned long long)r->pf->stats.skipped_throttle);
 	fputc('\n', f);
+	if (r->pf->has_stats && r->pf->stats.kernel_throttles)
+		fprintf(f, "# the kernel throttled sampling %llu times (kernel.perf_event_max_sample_rate): samples came in bursts at the tick, not evenly\n",
+			(unsigned long long)r->pf->stats.kernel_throttles);
 	if (uwprof_rep_by_time(r))
 		print_split(r, f);
 	for (i = 0; i < r->nr_samples; i++) {

@@ -107,6 +107,8 @@ int uwprof_cmd_status(int argc, char **argv)
 	       (unsigned long long)st.snapshot_bytes);
 	printf("%-22s %llu of the samples\n", "taken in NMI:",
 	       (unsigned long long)st.nmi_samples);
+	printf("%-22s %llu times (kernel.perf_event_max_sample_rate)\n",
+	       "kernel throttled:", (unsigned long long)st.kernel_throttles);
 	printf("%-22s %llu samples of %llu blocks, %llu short, %llu dropped, %llu lost\n",
 	       "off-cpu:", (unsigned long long)st.off_cpu_samples,
 	       (unsigned long long)st.off_cpu_blocks,

@@ -13,6 +13,7 @@
  *	sample <pid> <tid> <cpu> <time_ns> <period> <flags> <nr_kernel> <ip>...
  *	lost <count>
  *	throttled <count>	(the module's skipped_throttle, in STATS)
+ *	kthrottled <count>	(the module's kernel_throttles, in STATS)
  *
  * Numbers are C literals (0x... allowed). One 'map' line is one mapping;
  * consecutive lines with the same pid and time form one snapshot. One
@@ -47,6 +48,7 @@ struct gen {
 	uint64_t		samples;
 	uint64_t		lost;
 	uint64_t		throttled;
+	uint64_t		kthrottled;
 };
 
 static int die(const char *what)
@@ -228,6 +230,10 @@ static int do_line(struct gen *g, char **t, int n)
 		g->throttled += v[1];
 		return 0;
 	}
+	if (!strcmp(t[0], "kthrottled") && n == 2) {
+		g->kthrottled += v[1];
+		return 0;
+	}
 	if (!strcmp(t[0], "lost") && n == 2) {
 		g->lost += v[1];
 		return uwprof_pfw_lost(&g->w, 0, 0, v[1]);
@@ -302,6 +308,7 @@ int main(int argc, char **argv)
 	st.samples = g.samples;
 	st.lost = g.lost;
 	st.skipped_throttle = g.throttled;
+	st.kernel_throttles = g.kthrottled;
 	if (!ret && uwprof_pfw_stats(&g.w, &st))
 		ret = 1;
 	for (i = 0; i < g.nr_ksyms; i++)

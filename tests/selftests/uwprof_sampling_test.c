@@ -151,6 +151,7 @@ FIXTURE(sampling) {
 	struct tally t;
 	struct uwt_blob blob;
 	unsigned long long saved_pct;	/* cpu_max_percent to restore, or 0 */
+	unsigned long long saved_rate;	/* UWT_MAX_RATE to restore, or 0 */
 	/* A second session and more processes, for the tests that use them. */
 	int fd2;
 	struct uwt_rings r2;
@@ -192,6 +193,8 @@ FIXTURE_TEARDOWN(sampling)
 
 	if (self->saved_pct)
 		uwt_param("cpu_max_percent", &self->saved_pct, true);
+	if (self->saved_rate)
+		uwt_knob(UWT_MAX_RATE, &self->saved_rate, true);
 	uwt_rings_unmap(&self->r);
 	uwt_rings_unmap(&self->r2);
 	uwt_reap(self->child);
@@ -396,6 +399,50 @@ TEST_F(sampling, cpu_budget)
 	EXPECT_GT(st.samples, 0);
 	EXPECT_EQ(st.events, st.samples + st.lost_samples +
 		  uwt_events_skipped(&st));
+}
+
+/*
+ * The kernel's own limit, kernel.perf_event_max_sample_rate: an event
+ * that overflows more often in a tick is stopped until the next one. At
+ * a limit of 100 Hz (one sample a tick at any HZ) a 4 kHz session is
+ * throttled, and says so in kernel_throttles, at most once a sample; at
+ * 10 kHz a 100 Hz session is not.
+ */
+TEST_F(sampling, kernel_throttles)
+{
+	unsigned long long rate;
+	struct uwprof_stats st;
+	uint32_t pid;
+
+	ASSERT_EQ(0, uwt_knob(UWT_MAX_RATE, &self->saved_rate, false));
+	self->child = uwt_spawn(CHAIN, "60");
+	ASSERT_GT(self->child, 0);
+	pid = self->t.pid = self->child;
+	ASSERT_EQ(0, upload_chain(self->fd, self->child, &self->blob));
+
+	rate = 100;
+	ASSERT_EQ(0, uwt_knob(UWT_MAX_RATE, &rate, true));
+	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_CPU_CLOCK, 4000, 64, 0,
+			       &pid, 1));
+	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 1500));
+	ASSERT_EQ(0, uwt_stats(self->fd, &st));
+	TH_LOG("limit 100 Hz, 4 kHz asked: events %llu samples %llu kernel_throttles %llu",
+	       st.events, st.samples, st.kernel_throttles);
+	EXPECT_GT(st.samples, 0);
+	EXPECT_GT(st.kernel_throttles, 0);
+	EXPECT_LE(st.kernel_throttles, st.events);
+
+	uwt_rings_unmap(&self->r);
+	rate = 10000;
+	ASSERT_EQ(0, uwt_knob(UWT_MAX_RATE, &rate, true));
+	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_CPU_CLOCK, 100, 64, 0,
+			       &pid, 1));
+	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 1500));
+	ASSERT_EQ(0, uwt_stats(self->fd, &st));
+	TH_LOG("limit 10 kHz, 100 Hz asked: events %llu samples %llu kernel_throttles %llu",
+	       st.events, st.samples, st.kernel_throttles);
+	EXPECT_GT(st.samples, 0);
+	EXPECT_EQ(0, st.kernel_throttles);
 }
 
 /*

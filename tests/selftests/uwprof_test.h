@@ -208,14 +208,12 @@ static inline int uwt_blob_read(const char *path, struct uwt_blob *b)
 	return 0;
 }
 
-/* Reads or writes one of the module's parameters. */
-static inline int uwt_param(const char *name, unsigned long long *val, bool set)
+/* Reads or writes a number in a sysfs or procfs file. */
+static inline int uwt_knob(const char *path, unsigned long long *val, bool set)
 {
-	char path[128];
 	FILE *f;
 	int ok;
 
-	snprintf(path, sizeof(path), "/sys/module/uwprof/parameters/%s", name);
 	f = fopen(path, set ? "we" : "re");
 	if (!f)
 		return -errno;
@@ -225,6 +223,17 @@ static inline int uwt_param(const char *name, unsigned long long *val, bool set)
 		return -errno;
 	return ok ? 0 : -EIO;
 }
+
+/* Reads or writes one of the module's parameters. */
+static inline int uwt_param(const char *name, unsigned long long *val, bool set)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/module/uwprof/parameters/%s", name);
+	return uwt_knob(path, val, set);
+}
+
+#define UWT_MAX_RATE	"/proc/sys/kernel/perf_event_max_sample_rate"
 
 /* ---- mappings of a live process ---- */
 

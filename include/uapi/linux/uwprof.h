@@ -547,6 +547,15 @@ struct uwprof_stats {
 	__u64	off_cpu_dropped;
 	__u64	off_cpu_lost;		/* records in 'lost': ring full */
 	__u64	mmap_records;		/* UWPROF_REC_MMAP records written */
+	/*
+	 * Times the kernel stopped one of the session's sampling events until
+	 * its next tick because it overflowed more often than
+	 * kernel.perf_event_max_sample_rate allows (the kernel lowers that
+	 * limit itself when sample interrupts take long). A throttled event
+	 * samples in bursts at the tick, not evenly: a program that repeats
+	 * in step with the tick is then sampled at one phase of its period.
+	 */
+	__u64	kernel_throttles;
 };
 
 struct uwprof_ring_info {
