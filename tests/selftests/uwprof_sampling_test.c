@@ -401,6 +401,23 @@ TEST_F(sampling, cpu_budget)
 		  uwt_events_skipped(&st));
 }
 
+/* 1.5 s of cpu-clock sampling of 'pid' at 'freq' under a kernel limit. */
+static int sample_under_limit(int fd, struct uwt_rings *r,
+			      struct uwt_reader *rd, uint32_t pid,
+			      unsigned long long limit, uint32_t freq,
+			      struct uwprof_stats *st)
+{
+	int ret;
+
+	uwt_rings_unmap(r);
+	ret = uwt_knob(UWT_MAX_RATE, &limit, true);
+	if (!ret)
+		ret = uwt_start(fd, UWPROF_START_CPU_CLOCK, freq, 64, 0, &pid, 1);
+	if (!ret)
+		ret = run_for(fd, r, rd, 1500);
+	return ret ? ret : uwt_stats(fd, st);
+}
+
 /*
  * The kernel's own limit, kernel.perf_event_max_sample_rate: an event
  * that overflows more often in a tick is stopped until the next one. At
@@ -410,7 +427,6 @@ TEST_F(sampling, cpu_budget)
  */
 TEST_F(sampling, kernel_throttles)
 {
-	unsigned long long rate;
 	struct uwprof_stats st;
 	uint32_t pid;
 
@@ -420,25 +436,16 @@ TEST_F(sampling, kernel_throttles)
 	pid = self->t.pid = self->child;
 	ASSERT_EQ(0, upload_chain(self->fd, self->child, &self->blob));
 
-	rate = 100;
-	ASSERT_EQ(0, uwt_knob(UWT_MAX_RATE, &rate, true));
-	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_CPU_CLOCK, 4000, 64, 0,
-			       &pid, 1));
-	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 1500));
-	ASSERT_EQ(0, uwt_stats(self->fd, &st));
+	ASSERT_EQ(0, sample_under_limit(self->fd, &self->r, &self->rd, pid,
+					100, 4000, &st));
 	TH_LOG("limit 100 Hz, 4 kHz asked: events %llu samples %llu kernel_throttles %llu",
 	       st.events, st.samples, st.kernel_throttles);
 	EXPECT_GT(st.samples, 0);
 	EXPECT_GT(st.kernel_throttles, 0);
 	EXPECT_LE(st.kernel_throttles, st.events);
 
-	uwt_rings_unmap(&self->r);
-	rate = 10000;
-	ASSERT_EQ(0, uwt_knob(UWT_MAX_RATE, &rate, true));
-	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_CPU_CLOCK, 100, 64, 0,
-			       &pid, 1));
-	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 1500));
-	ASSERT_EQ(0, uwt_stats(self->fd, &st));
+	ASSERT_EQ(0, sample_under_limit(self->fd, &self->r, &self->rd, pid,
+					10000, 100, &st));
 	TH_LOG("limit 10 kHz, 100 Hz asked: events %llu samples %llu kernel_throttles %llu",
 	       st.events, st.samples, st.kernel_throttles);
 	EXPECT_GT(st.samples, 0);
