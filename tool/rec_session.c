@@ -151,9 +151,9 @@ static int setup_filters(struct recorder *r, uint32_t *flags)
  * tick. Sampling at the limit is throttled nearly every tick, and a
  * throttled event samples at fixed offsets from the tick, so a program
  * that repeats in step with it is sampled at one phase of its period. At
- * half the limit a tick rarely holds that many samples (measured: 1% of
- * the samples throttled at 250 Hz under a 500 Hz limit, all of them at
- * 500 Hz).
+ * half the limit a tick rarely holds that many samples (an arm64 TCG
+ * guest under a 500 Hz limit: 20 throttles in 1,974 samples at 250 Hz,
+ * 4,064 in 3,978 at 500 Hz).
  */
 unsigned long rec_kernel_max_rate(void)
 {
