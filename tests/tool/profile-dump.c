@@ -12,13 +12,15 @@
  *	the samples whose leaf lies in a function of the chain inside an
  *	object whose path contains LIB, counts those whose frames from the
  *	leaf up are a leaf-side part of the chain ending exactly at ROOT.
- *	Prints "leaf=N complete=M pids=P tids=T other=O window=W" (O:
+ *	Prints "leaf=N complete=M pids=P tids=T other=O window=W user=U" (O:
  *	samples in LIB outside the chain's functions, such as its
  *	constructors, which run outside main; W: incomplete chain leaves
  *	that are only their leaf, stopped at NO_MAP, and taken before every
  *	complete one of their process: the module had no mapping for LIB
- *	yet, as after a dlopen until the recorder uploads it) and up to five
- *	incomplete stacks.
+ *	yet, as after a dlopen until the recorder uploads it; U: samples
+ *	with user frames in the whole file, to tell a workload that got few
+ *	samples from one whose samples seldom fell in the chain) and up to
+ *	five incomplete stacks.
  *
  * Exit: 0, 1 on an unreadable or corrupt file (the reader's message).
  */
@@ -227,7 +229,7 @@ static int do_chain(const struct uwprof_pf *pf, const char *lib, char *chain)
 {
 	const char *rc[64];
 	int nrc = 0, printed = 0;
-	uint64_t leaf = 0, complete = 0, other = 0, window = 0;
+	uint64_t leaf = 0, complete = 0, other = 0, window = 0, user = 0;
 	unsigned char *state;
 	struct syms s = { 0 };
 	uint32_t *pids, *tids;
@@ -257,6 +259,7 @@ static int do_chain(const struct uwprof_pf *pf, const char *lib, char *chain)
 
 		if (!sm->nr_user)
 			continue;
+		user++;
 		n0 = frame_name(pf, &s, sm, 0, &o);
 		if (!o || !strstr(o->path, lib))
 			continue;
@@ -291,9 +294,10 @@ static int do_chain(const struct uwprof_pf *pf, const char *lib, char *chain)
 		}
 	}
 	window = count_window(pf, state);
-	printf("leaf=%llu complete=%llu pids=%zu tids=%zu other=%llu window=%llu\n",
+	printf("leaf=%llu complete=%llu pids=%zu tids=%zu other=%llu window=%llu user=%llu\n",
 	       (unsigned long long)leaf, (unsigned long long)complete, npids,
-	       ntids, (unsigned long long)other, (unsigned long long)window);
+	       ntids, (unsigned long long)other, (unsigned long long)window,
+	       (unsigned long long)user);
 	free(state);
 	return 0;
 }
