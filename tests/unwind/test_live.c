@@ -37,6 +37,14 @@ struct frames {
 #define GDB_TAILCALL_FRAME	3
 #define GDB_SIGTRAMP_FRAME	4
 
+/*
+ * A stop lands in the signal handler about a third of the time, so a fixed
+ * number of stops misses it now and then; the signal workloads keep
+ * stopping until one stack crosses a signal frame, within this many times
+ * STOPS.
+ */
+#define SIGNAL_MAX_STOPS	10
+
 struct totals {
 	u32 stops;
 	u32 samples_equal;
@@ -129,6 +137,7 @@ static int run_workload(struct tap *t, const char *target, const char *script,
 	char *argv[8] = { (char *)target };
 	struct totals tot = { 0 };
 	char desc[128] = "";
+	bool sig_workload = !strcmp(args[0], "signal") || !strcmp(args[0], "sigalt");
 	struct live l;
 	u32 i, s;
 	int err;
@@ -147,7 +156,8 @@ static int run_workload(struct tap *t, const char *target, const char *script,
 		return err;
 	}
 
-	for (s = 0; s < stops; s++) {
+	for (s = 0; s < stops || (sig_workload && !tot.through_signal &&
+				  s < SIGNAL_MAX_STOPS * stops); s++) {
 		struct uwprof_host_env env = {
 			.pid = l.pid, .user_limit = 1ULL << 47, .va_bits = 48,
 		};
@@ -231,16 +241,17 @@ static int run_workload(struct tap *t, const char *target, const char *script,
 	for (i = 0; i < UWPROF_STOP__COUNT; i++)
 		if (tot.stop_reason[i])
 			tap_diag("%s:   stop reason %s: %u", desc, stop_name(i), tot.stop_reason[i]);
-	tap_ok(t, tot.stops == stops && tot.mismatches == 0 && tot.reg_mismatch == 0,
+	tap_ok(t, tot.stops == s && tot.stops >= stops && tot.mismatches == 0 &&
+	       tot.reg_mismatch == 0,
 	       "%s: %u stops, %llu frames agree with gdb, %u samples differ",
 	       desc, tot.stops, (unsigned long long)tot.frames, tot.mismatches);
 	tap_ok(t, tot.stops && !cache_diffs,
 	       "%s: walks through the rule cache equal the uncached ones (%u of %u differ)",
 	       desc, cache_diffs, 2 * tot.stops);
-	if (!strcmp(args[0], "signal") || !strcmp(args[0], "sigalt"))
+	if (sig_workload)
 		tap_ok(t, tot.through_signal > 0,
-		       "%s: %u of %u stacks cross a signal frame", desc,
-		       tot.through_signal, tot.stops);
+		       "%s: %u of %u stacks cross a signal frame (stopped until one did, at most %u stops)",
+		       desc, tot.through_signal, tot.stops, SIGNAL_MAX_STOPS * stops);
 	if (!strcmp(args[0], "recurse")) {
 		u32 depth = (u32)atoi(args[1]);
 
