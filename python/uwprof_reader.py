@@ -490,17 +490,20 @@ class Session:
         p.register(self.fd, select.POLLIN)
         p.poll(int(timeout * 1000))
 
-    def samples(self, pids=None, duration=None, start=True, **start_args):
+    def samples(self, pids=None, duration=None, start=True, until=None,
+                **start_args):
         """Starts sampling (unless start=False) and yields Sample objects
         as they arrive, until 'duration' seconds passed (forever when None)
-        or the generator is closed; then stops and yields what is left.
-        LOST, UNKNOWN_MAP, EXIT and FORK records update self.lost,
-        self.unknown, self.exits and self.forks."""
+        or 'until' (a callable, asked about every 0.1 s) returns true; then
+        stops and yields what is left. Closing the generator stops too, but
+        leaves the rest unread. LOST, UNKNOWN_MAP, EXIT and FORK records
+        update self.lost, self.unknown, self.exits and self.forks."""
         if start:
             self.start(pids=pids, **start_args)
         end = None if duration is None else time.monotonic() + duration
         try:
-            while end is None or time.monotonic() < end:
+            while (end is None or time.monotonic() < end) and \
+                    not (until is not None and until()):
                 self.poll(0.1 if end is None else
                           max(0.0, min(0.1, end - time.monotonic())))
                 for rtype, b, _ in self.records():

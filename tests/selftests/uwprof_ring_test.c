@@ -143,7 +143,7 @@ TEST_F(ring, samples_wait_for_mark)
 	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_CPU_CLOCK, 1000, 8, 0,
 			       &pid, 1));
 	ASSERT_EQ(0, uwt_rings_map(self->fd, &self->r));
-	for (i = 0; i < 5 && waited < 200; i++) {
+	for (i = 0; i < 20 && waited < 200; i++) {
 		uwt_rings_drain(&self->r, &self->rd);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		ret = poll(&p, 1, 400);
@@ -193,18 +193,25 @@ TEST_F(ring, garbage_tail)
 	}
 }
 
+/*
+ * The kernel itself may answer EBUSY (another hotplug operation, a
+ * stop_machine that timed out under TCG): retried, at most 20 times.
+ */
 static int cpu_online_set(int cpu, int on)
 {
 	char path[64];
-	int fd, ret = 0;
+	int fd, ret, tries = 0;
 
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, on ? "1" : "0", 1) != 1)
-		ret = -errno;
-	close(fd);
+	do {
+		if (tries)
+			uwt_sleep_ms(50);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		ret = write(fd, on ? "1" : "0", 1) == 1 ? 0 : -errno;
+		close(fd);
+	} while (ret == -EBUSY && ++tries <= 20);
 	return ret;
 }
 

@@ -793,6 +793,26 @@ static void *churn_worker_main(void *arg)
  * copy; sampling=0 runs the same churn without sampling, to measure what
  * sampling costs (the uwprof checks still hold, with no samples).
  */
+/*
+ * Exit probes run before the parent's wait returns; the last mapping lists,
+ * and the replaced tables they name, are freed by RCU callbacks after that,
+ * a grace period later or several on a loaded machine. Polls STATS until
+ * the counts are back at st0 (at most 10 s; a leak never gets there) and
+ * returns the milliseconds it took.
+ */
+static int churn_settle(int fd, const struct uwprof_stats *st0, struct uwprof_stats *st)
+{
+	int ms;
+
+	for (ms = 0;; ms += 10) {
+		uwt_stats(fd, st);
+		if ((st->tables == 1 && st->table_bytes == st0->table_bytes &&
+		     st->processes == st0->processes) || ms >= 10000)
+			return ms;
+		uwt_sleep_ms(10);
+	}
+}
+
 static int cmd_churn(int argc, char **argv)
 {
 	uint64_t total = argc > 2 ? strtoull(argv[2], NULL, 0) : 20000;
@@ -870,9 +890,7 @@ static int cmd_churn(int argc, char **argv)
 	}
 	dt = uwg_now_s() - t0;
 	close(img.fd);
-	/* Exit probes run before the parent's wait returns; RCU frees follow. */
-	uwt_sleep_ms(200);
-	uwt_stats(fd, &st);
+	diag("churn: waited %d ms for the RCU frees (at most 10000)", churn_settle(fd, &st0, &st));
 	tap(done == total && child_err == 0,
 	    "churn: %llu processes in %.1f s (%.0f/s, %d forking threads): exit %llu, exec %llu, threads %llu, main-first %llu",
 	    (unsigned long long)done, dt, done / dt, nw,
@@ -1089,9 +1107,10 @@ static int cmd_hotplug(int argc, char **argv)
 			/*
 			 * The kernel itself may answer EBUSY (another hotplug
 			 * operation, a stop_machine that timed out under TCG):
-			 * retried and counted; uwprof's callbacks never fail.
+			 * retried (at most 20 times) and counted; uwprof's
+			 * callbacks never fail.
 			 */
-			if (ret == -EBUSY) {
+			for (i = 0; ret == -EBUSY && i < 20; i++) {
 				retries++;
 				uwt_sleep_ms(50);
 				ret = cpu_online(cpu, on);
