@@ -193,28 +193,6 @@ TEST_F(ring, garbage_tail)
 	}
 }
 
-/*
- * The kernel itself may answer EBUSY (another hotplug operation, a
- * stop_machine that timed out under TCG): retried, at most 20 times.
- */
-static int cpu_online_set(int cpu, int on)
-{
-	char path[64];
-	int fd, ret, tries = 0;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	do {
-		if (tries)
-			uwt_sleep_ms(50);
-		fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
-		ret = write(fd, on ? "1" : "0", 1) == 1 ? 0 : -errno;
-		close(fd);
-	} while (ret == -EBUSY && ++tries <= 20);
-	return ret;
-}
-
 struct hotplug_seen {
 	uint64_t after_ns;
 	uint64_t late_on_cpu1;
@@ -238,15 +216,15 @@ TEST_F(ring, cpu_hotplug)
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs two online CPUs");
-	if (cpu_online_set(1, 1))
+	if (uwt_cpu_online(1, 1, NULL))
 		SKIP(return, "CPU 1 cannot be hotplugged here");
 	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_SYSTEM_WIDE |
 			       UWPROF_START_CPU_CLOCK, 1000, 16, 0, NULL, 0));
 	ASSERT_EQ(0, uwt_rings_map(self->fd, &self->r));
 	uwt_sleep_ms(200);
-	ASSERT_EQ(0, cpu_online_set(1, 0));
+	ASSERT_EQ(0, uwt_cpu_online(1, 0, NULL));
 	uwt_sleep_ms(300);
-	ASSERT_EQ(0, cpu_online_set(1, 1));
+	ASSERT_EQ(0, uwt_cpu_online(1, 1, NULL));
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	seen.after_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
 	CPU_ZERO(&set);

@@ -407,6 +407,32 @@ static inline void uwt_sleep_ms(long ms)
 		;
 }
 
+/*
+ * Takes CPU cpu offline (on 0) or online (on 1); 0 or -errno. The kernel
+ * itself may answer EBUSY (another hotplug operation, a stop_machine that
+ * timed out under TCG): retried up to 20 times, 50 ms apart, each retry
+ * counted in *retries when retries is not NULL.
+ */
+static inline int uwt_cpu_online(int cpu, int on, int *retries)
+{
+	char path[64];
+	int fd, ret, tries = 0;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	for (;;) {
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		ret = write(fd, on ? "1" : "0", 1) == 1 ? 0 : -errno;
+		close(fd);
+		if (ret != -EBUSY || tries++ == 20)
+			return ret;
+		if (retries)
+			(*retries)++;
+		uwt_sleep_ms(50);
+	}
+}
+
 /* ---- cgroup v2 ---- */
 
 /*

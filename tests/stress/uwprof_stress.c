@@ -787,13 +787,6 @@ static void *churn_worker_main(void *arg)
 }
 
 /*
- * churn PROCS [exec=PATH] [threads=N] [copy=0] [sampling=0]: PATH is the
- * image the exec children run (default: this program, which exits at once
- * with "exit"); copy=0 execs it where it lies instead of from a memfd
- * copy; sampling=0 runs the same churn without sampling, to measure what
- * sampling costs (the uwprof checks still hold, with no samples).
- */
-/*
  * Exit probes run before the parent's wait returns; the last mapping lists,
  * and the replaced tables they name, are freed by RCU callbacks after that,
  * a grace period later or several on a loaded machine. Polls STATS until
@@ -813,6 +806,13 @@ static int churn_settle(int fd, const struct uwprof_stats *st0, struct uwprof_st
 	}
 }
 
+/*
+ * churn PROCS [exec=PATH] [threads=N] [copy=0] [sampling=0]: PATH is the
+ * image the exec children run (default: this program, which exits at once
+ * with "exit"); copy=0 execs it where it lies instead of from a memfd
+ * copy; sampling=0 runs the same churn without sampling, to measure what
+ * sampling costs (the uwprof checks still hold, with no samples).
+ */
 static int cmd_churn(int argc, char **argv)
 {
 	uint64_t total = argc > 2 ? strtoull(argv[2], NULL, 0) : 20000;
@@ -1047,21 +1047,6 @@ static int cmd_unload(int argc, char **argv)
 
 /* ---- CPU hotplug ---- */
 
-static int cpu_online(int cpu, int on)
-{
-	char path[96];
-	int fd, ret = 0;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, on ? "1" : "0", 1) != 1)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 struct per_cpu_seen {
 	uint64_t n[64];
 };
@@ -1089,7 +1074,7 @@ static int cmd_hotplug(int argc, char **argv)
 		printf("ok 1 - hotplug # SKIP needs two online CPUs\n");
 		return 0;
 	}
-	if (cpu_online(1, 1)) {
+	if (uwt_cpu_online(1, 1, NULL)) {
 		printf("ok 1 - hotplug # SKIP CPU 1 cannot be hotplugged\n");
 		return 0;
 	}
@@ -1103,23 +1088,13 @@ static int cmd_hotplug(int argc, char **argv)
 	for (c = 0; c < cycles; c++) {
 		cpu = 1 + c % (ncpu - 1);
 		for (on = 0; on < 2; on++) {
-			ret = cpu_online(cpu, on);
-			/*
-			 * The kernel itself may answer EBUSY (another hotplug
-			 * operation, a stop_machine that timed out under TCG):
-			 * retried (at most 20 times) and counted; uwprof's
-			 * callbacks never fail.
-			 */
-			for (i = 0; ret == -EBUSY && i < 20; i++) {
-				retries++;
-				uwt_sleep_ms(50);
-				ret = cpu_online(cpu, on);
-			}
+			/* The kernel's EBUSY is retried; uwprof's callbacks never fail. */
+			ret = uwt_cpu_online(cpu, on, &retries);
 			if (ret) {
 				errs++;
 				diag("hotplug: CPU %d %s: %s", cpu,
 				     on ? "online" : "offline", strerror(-ret));
-				cpu_online(cpu, 1);
+				uwt_cpu_online(cpu, 1, NULL);
 			}
 			uwt_sleep_ms(5);
 		}
