@@ -15,6 +15,7 @@
 #include <linux/mutex.h>
 #include <linux/ptrace.h>
 #include <linux/rcupdate.h>
+#include <linux/refcount.h>
 #include <linux/sched.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -85,12 +86,20 @@ struct uwprof_ring {
 	struct uwprof_rings *set;
 };
 
+/*
+ * All rings of one sampler. 'ref' counts the sampler's reference and one
+ * per vma that maps them (as perf's ring_buffer does): a mapping made
+ * while a START was still failing keeps the rings alive after the sampler
+ * is gone, and the last munmap frees them. 'mmapped' counts the vmas
+ * alone, for START's EBUSY rule.
+ */
 struct uwprof_rings {
 	void *area;			/* vmalloc_user, all rings */
 	u64 stride;
 	u64 data_size;
 	u64 mmap_size;
 	u32 nr;
+	refcount_t ref;
 	atomic_t mmapped;		/* live vmas */
 	wait_queue_head_t *wq;		/* the session's poll queue */
 	struct uwprof_ring ring[];
@@ -280,7 +289,7 @@ u64 uwprof_store_mem_used(void);
 
 /* ring.c */
 struct uwprof_rings *uwprof_ring_alloc(u32 data_pages, wait_queue_head_t *wq);
-void uwprof_ring_free(struct uwprof_rings *rs);
+void uwprof_ring_put(struct uwprof_rings *rs);
 bool uwprof_ring_enter(struct uwprof_ring *r);
 void uwprof_ring_exit(struct uwprof_ring *r);
 int uwprof_ring_write(struct uwprof_ring *r, const void *rec, u32 size,

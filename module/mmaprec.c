@@ -14,6 +14,7 @@
  * path may nest); get/put in process context under uwprof_mmap_lock.
  */
 #include <linux/dcache.h>
+#include <linux/error-injection.h>
 #include <linux/fs.h>
 #include <linux/hardirq.h>
 #include <linux/kprobes.h>
@@ -160,7 +161,10 @@ bool uwprof_mmap_available(void)
 	return IS_ENABLED(CONFIG_KPROBES);
 }
 
-/* A session starts asking for records: the first places the kprobe. */
+/*
+ * A session starts asking for records: the first places the kprobe. Open
+ * to fail_function: a kprobe that cannot be placed fails START late.
+ */
 int uwprof_mmap_get(void)
 {
 	int ret = 0;
@@ -185,6 +189,7 @@ unlock:
 	mutex_unlock(&uwprof_mmap_lock);
 	return ret == -ENOMEM ? ret : ret ? -EOPNOTSUPP : 0;
 }
+ALLOW_ERROR_INJECTION(uwprof_mmap_get, ERRNO);
 
 /*
  * The last session stops asking: unregister_kprobe() returns once no

@@ -6,8 +6,9 @@
  * Contexts: uwprof_ring_enter/exit/write/count_nested run on the ring's own
  * CPU in NMI, hard IRQ or preemption-disabled process context (the sample
  * path and the lifecycle probes): no locks, no allocation, no sleeping.
- * Allocation, freeing, flushing, mmap and readiness checks run in process
- * context under the session mutex.
+ * Allocation, flushing, mmap and readiness checks run in process context
+ * under the session mutex; the last reference is dropped by the sampler's
+ * free or by a vma's close (process context, under mmap_lock).
  */
 #include <linux/irq_work.h>
 #include <linux/kernel.h>
@@ -58,6 +59,7 @@ struct uwprof_rings *uwprof_ring_alloc(u32 data_pages, wait_queue_head_t *wq)
 	rs->mmap_size = total;
 	rs->nr = nr;
 	rs->wq = wq;
+	refcount_set(&rs->ref, 1);
 	atomic_set(&rs->mmapped, 0);
 
 	for (i = 0; i < nr; i++) {
@@ -78,12 +80,16 @@ struct uwprof_rings *uwprof_ring_alloc(u32 data_pages, wait_queue_head_t *wq)
 	return rs;
 }
 
-/* No producer may run any more (events released, probes past a grace period). */
-void uwprof_ring_free(struct uwprof_rings *rs)
+/*
+ * Drops one reference; the last frees. The sampler drops its own only when
+ * no producer may run any more (events released, probes past a grace
+ * period), so the vmas' references never see a producer.
+ */
+void uwprof_ring_put(struct uwprof_rings *rs)
 {
 	u32 i;
 
-	if (!rs)
+	if (!rs || !refcount_dec_and_test(&rs->ref))
 		return;
 	for (i = 0; i < rs->nr; i++)
 		irq_work_sync(&rs->ring[i].wake);
@@ -247,6 +253,7 @@ static void uwprof_ring_vm_open(struct vm_area_struct *vma)
 {
 	struct uwprof_rings *rs = vma->vm_private_data;
 
+	refcount_inc(&rs->ref);
 	atomic_inc(&rs->mmapped);
 }
 
@@ -255,6 +262,7 @@ static void uwprof_ring_vm_close(struct vm_area_struct *vma)
 	struct uwprof_rings *rs = vma->vm_private_data;
 
 	atomic_dec(&rs->mmapped);
+	uwprof_ring_put(rs);
 }
 
 static const struct vm_operations_struct uwprof_ring_vm_ops = {
@@ -279,6 +287,7 @@ int uwprof_ring_mmap(struct uwprof_rings *rs, struct vm_area_struct *vma)
 	uwprof_compat_vm_flags_set(vma, VM_DONTCOPY);
 	vma->vm_private_data = rs;
 	vma->vm_ops = &uwprof_ring_vm_ops;
+	refcount_inc(&rs->ref);
 	atomic_inc(&rs->mmapped);
 	return 0;
 }

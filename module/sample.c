@@ -19,6 +19,7 @@
  */
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
+#include <linux/error-injection.h>
 #include <linux/kernel.h>
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
@@ -807,7 +808,10 @@ free:
 /*
  * Process context: creates the events on every online CPU and keeps them
  * following hotplug. The caller published 'sp' as its session's active
- * sampler first.
+ * sampler first. Open to fail_function, as are the off-CPU and MMAP
+ * starts inside it: START's error paths run after the rings were
+ * published, which real hosts reach only under memory pressure or with a
+ * kprobe that cannot be placed (the ring suite injects them).
  */
 int uwprof_sample_run(struct uwprof_sampler *sp)
 {
@@ -835,6 +839,7 @@ events:
 	cpuhp_state_remove_instance(uwprof_cpuhp_state, &sp->node);
 	return ret;
 }
+ALLOW_ERROR_INJECTION(uwprof_sample_run, ERRNO);
 
 /*
  * Process context: releases every event and waits until no handler can
@@ -864,7 +869,7 @@ void uwprof_sample_free(struct uwprof_sampler *sp)
 	if (!sp)
 		return;
 	uwprof_offcpu_free(sp);
-	uwprof_ring_free(sp->rings);
+	uwprof_ring_put(sp->rings);
 	if (sp->scratch)
 		for_each_possible_cpu(cpu)
 			kvfree(sp->scratch[cpu]);

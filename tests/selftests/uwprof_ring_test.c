@@ -4,11 +4,13 @@
  * as a written sample, a lost sample or a counted skip; every lost record
  * is reported by LOST records and the rings' running totals; a reader that
  * consumes concurrently sees well-formed records only; a lying reader
- * (garbage tail) cannot break the module; poll() wakes up.
+ * (garbage tail) cannot break the module; poll() wakes up; rings mapped
+ * while a START fails stay valid until they are unmapped.
  */
 #include "uwprof_test.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 
 #include "uwprof_harness.h"
@@ -238,6 +240,194 @@ TEST_F(ring, cpu_hotplug)
 	uwt_check_identities(_metadata, self->fd, &self->r, &self->rd, false);
 	EXPECT_GT(seen.late_on_cpu1, 0)
 		TH_LOG("no sample on CPU 1 after it came back");
+}
+
+/* ---- a START that fails while its rings are being mapped ---- */
+
+#define UWT_FAILFN	"/sys/kernel/debug/fail_function"
+
+/* Writes one line to a debugfs file; -errno on failure. */
+static int uwt_put(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	err = n < 0 ? -errno : 0;
+	close(fd);
+	return err;
+}
+
+/* Makes 'fn' return -ENOMEM on every call; -errno when it cannot. */
+static int uwt_failfn_arm(const char *fn)
+{
+	char path[128], val[32];
+	int ret;
+
+	ret = uwt_put(UWT_FAILFN "/inject", fn);
+	if (ret)
+		return ret;
+	snprintf(val, sizeof(val), "%#lx", (unsigned long)-ENOMEM);
+	snprintf(path, sizeof(path), UWT_FAILFN "/%s/retval", fn);
+	ret = uwt_put(path, val);
+	/* verbose 0: a stack trace per injected fault would read as a WARNING. */
+	if (!ret)
+		ret = uwt_put(UWT_FAILFN "/verbose", "0");
+	if (!ret)
+		ret = uwt_put(UWT_FAILFN "/times", "-1");
+	if (!ret)
+		ret = uwt_put(UWT_FAILFN "/interval", "1");
+	if (!ret)
+		ret = uwt_put(UWT_FAILFN "/probability", "100");
+	return ret;
+}
+
+static void uwt_failfn_disarm(const char *fn)
+{
+	char cmd[64];
+
+	uwt_put(UWT_FAILFN "/probability", "0");
+	snprintf(cmd, sizeof(cmd), "!%s", fn);
+	uwt_put(UWT_FAILFN "/inject", cmd);
+}
+
+struct uwt_mapper {
+	int fd;
+	size_t size;
+	volatile int done;
+	void *map;
+};
+
+/* Maps the rings as soon as the module lets it, until told to stop. */
+static void *uwt_mapper_main(void *arg)
+{
+	struct uwt_mapper *m = arg;
+
+	while (!m->done) {
+		void *p = mmap(NULL, m->size, PROT_READ | PROT_WRITE,
+			       MAP_SHARED, m->fd, 0);
+
+		if (p != MAP_FAILED) {
+			m->map = p;
+			break;
+		}
+	}
+	return NULL;
+}
+
+struct uwt_failstart {
+	int starts;		/* STARTs tried */
+	int enomem;		/* ... that failed with the injected ENOMEM */
+	int mapped;		/* ... during which the mapper got the rings */
+	int intact;		/* ... whose mapping still held valid rings */
+};
+
+/*
+ * One failing START on a fresh session while a second thread maps its
+ * rings; the mapping, if made, is checked, split by mprotect (a second
+ * vma of the same rings) and unmapped after the sampler is gone.
+ */
+static int uwt_failstart_once(uint32_t flags, pid_t pid, long pagesz,
+			      struct uwt_failstart *st)
+{
+	struct uwprof_version v = { .size = sizeof(v) };
+	struct uwt_mapper m = { 0 };
+	uint32_t p = pid, pages = 8, i;
+	size_t stride;
+	pthread_t th;
+	bool ok = true;
+	int ret;
+
+	m.fd = uwt_open(&(const char *){ NULL });
+	if (m.fd < 0 || uwt_ioctl(m.fd, UWPROF_IOC_VERSION, &v))
+		return -EIO;
+	stride = (size_t)(pages + 2) * pagesz;
+	m.size = stride * v.nr_cpus;
+	if (pthread_create(&th, NULL, uwt_mapper_main, &m)) {
+		close(m.fd);
+		return -EAGAIN;
+	}
+	ret = uwt_start(m.fd, flags, 1000, 8, pages, &p, 1);
+	m.done = 1;
+	pthread_join(th, NULL);
+	st->starts++;
+	if (ret == -ENOMEM)
+		st->enomem++;
+	if (m.map) {
+		st->mapped++;
+		for (i = 0; i < v.nr_cpus; i++) {
+			struct uwprof_ring_ctl *c =
+				(void *)((char *)m.map + i * stride);
+
+			ok &= c->version == UWPROF_RING_VERSION && c->cpu == i;
+		}
+		if (v.nr_cpus > 1)
+			ok &= !mprotect((char *)m.map + stride, stride,
+					PROT_READ);
+		st->intact += ok;
+		munmap(m.map, m.size);
+	}
+	close(m.fd);
+	return 0;
+}
+
+/*
+ * The rings of a START that fails after publishing them (fail_function on
+ * uwprof_sample_run, and on uwprof_mmap_get for a START with MMAP
+ * records) may be mapped by another thread in that window. The mapping
+ * holds its own reference: it stays valid after the failed sampler is
+ * freed, and its munmap frees the rings (on the debug kernel, KASAN
+ * reports any access to freed rings). Afterwards the module starts
+ * normally. Needs CONFIG_FAIL_FUNCTION (the debug kernel).
+ */
+TEST_F(ring, start_fails_while_mapped)
+{
+	static const struct {
+		const char *fn;
+		uint32_t flags;
+	} cases[] = {
+		{ "uwprof_sample_run", UWPROF_START_CPU_CLOCK },
+		{ "uwprof_mmap_get", UWPROF_START_CPU_CLOCK | UWPROF_START_MMAP },
+	};
+	long pagesz = sysconf(_SC_PAGESIZE);
+	uint32_t pid = self->child;
+	unsigned int c;
+
+	if (access(UWT_FAILFN, F_OK))
+		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	if (access(UWT_FAILFN "/inject", W_OK))
+		SKIP(return, "no %s: kernel without CONFIG_FAIL_FUNCTION (make check-debug runs this)",
+		     UWT_FAILFN);
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct uwt_failstart st = { 0 };
+		int armed, tries, ret = 0, fd;
+
+		armed = uwt_failfn_arm(cases[c].fn);
+		for (tries = 0; !armed && !ret && tries < 200 && st.mapped < 5;
+		     tries++)
+			ret = uwt_failstart_once(cases[c].flags, self->child,
+						 pagesz, &st);
+		uwt_failfn_disarm(cases[c].fn);
+		TH_LOG("%s: armed %d, %d STARTs, %d ENOMEM, %d mapped in the window, %d intact",
+		       cases[c].fn, armed, st.starts, st.enomem, st.mapped,
+		       st.intact);
+		ASSERT_EQ(0, armed);
+		ASSERT_EQ(0, ret);
+		EXPECT_EQ(st.starts, st.enomem);
+		EXPECT_LT(0, st.mapped);
+		EXPECT_EQ(st.mapped, st.intact);
+
+		/* The module is whole: a START with the same flags runs. */
+		fd = uwt_open(&(const char *){ NULL });
+		ASSERT_LE(0, fd);
+		EXPECT_EQ(0, uwt_start(fd, cases[c].flags, 1000, 8, 8, &pid,
+				       1));
+		EXPECT_EQ(0, uwt_ioctl(fd, UWPROF_IOC_STOP, NULL));
+		close(fd);
+	}
 }
 
 TEST_HARNESS_MAIN
