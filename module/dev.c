@@ -5,6 +5,7 @@
  * Process context only.
  */
 #include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/cpumask.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
@@ -39,6 +40,9 @@ static int uwprof_open(struct inode *inode, struct file *file)
 	 * perf_event_paranoid, so the opener may see kernel addresses.
 	 */
 	s->may_kernel = perfmon_capable();
+	/* Exec holds stop processes: ptrace's rule, decided at each exec. */
+	s->may_ptrace = capable(CAP_SYS_PTRACE);
+	s->cred = get_current_cred();
 	s->state = UWPROF_IDLE;
 
 	mutex_lock(&uwprof_dev_lock);
@@ -84,6 +88,7 @@ static int uwprof_release(struct inode *inode, struct file *file)
 	uwprof_store_destroy(s);
 	mutex_destroy(&s->ring_lock);
 	mutex_destroy(&s->lock);
+	put_cred(s->cred);
 	kfree(s);
 	return 0;
 }

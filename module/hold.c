@@ -24,10 +24,12 @@
  * context: the ioctls under the session mutex, STOP, close, and the
  * session's expiry work.
  */
+#include <linux/cred.h>
 #include <linux/jiffies.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
 #include <linux/rculist.h>
+#include <linux/sched/coredump.h>
 #include <linux/sched/signal.h>
 #include <linux/workqueue.h>
 
@@ -107,12 +109,42 @@ void uwprof_hold_init(struct uwprof_session *s)
 }
 
 /*
- * Exec probe, in the exec'ing task, which had mappings in 's'. The stop
- * takes effect on its way back to user space. Best effort: without memory
- * for the entry the task simply runs.
+ * Whether the session's opener may stop 'p', the task exec'ing now, with
+ * its new credentials: ptrace-attach's own rule (PTRACE_MODE_REALCREDS)
+ * less the LSM hook, which modules cannot call. CAP_SYS_PTRACE at open,
+ * or the opener's real uid and gid equal to every uid and gid of the new
+ * image, which must be dumpable: a setuid or setgid exec never is.
  */
-void uwprof_hold_exec(struct uwprof_session *s, u32 tgid)
+static bool uwprof_hold_allowed(struct uwprof_session *s,
+				struct task_struct *p)
 {
+	const struct cred *c = s->cred, *t;
+	bool ok;
+
+	if (s->may_ptrace)
+		return true;
+	if (!p->mm || get_dumpable(p->mm) != SUID_DUMP_USER)
+		return false;
+	rcu_read_lock();
+	t = __task_cred(p);
+	ok = uid_eq(c->uid, t->euid) && uid_eq(c->uid, t->suid) &&
+	     uid_eq(c->uid, t->uid) && gid_eq(c->gid, t->egid) &&
+	     gid_eq(c->gid, t->sgid) && gid_eq(c->gid, t->gid);
+	rcu_read_unlock();
+	return ok;
+}
+
+/*
+ * Exec probe, in the exec'ing task 'p', which had mappings in 's'. The
+ * stop takes effect on its way back to user space. Best effort: without
+ * memory for the entry the task simply runs.
+ */
+void uwprof_hold_exec(struct uwprof_session *s, struct task_struct *p)
+{
+	u32 tgid = p->tgid;
+
+	if (!uwprof_hold_allowed(s, p))
+		return;
 	if (xa_is_err(xa_store(&s->held, tgid,
 			       xa_mk_value(uwprof_hold_now()), GFP_ATOMIC)))
 		return;

@@ -249,6 +249,8 @@ struct uwprof_session {
 	wait_queue_head_t wq;
 	struct list_head list;
 	bool may_kernel;		/* opener may see kernel addresses */
+	bool may_ptrace;		/* opener has CAP_SYS_PTRACE */
+	const struct cred *cred;	/* opener's, for exec holds */
 };
 
 extern unsigned long uwprof_table_mem_max;
@@ -269,7 +271,7 @@ int uwprof_dev_put(void __user *arg, const void *src, size_t ksize, long usize);
 
 /* hold.c: exec holds; the probes' entry points may not sleep */
 void uwprof_hold_init(struct uwprof_session *s);
-void uwprof_hold_exec(struct uwprof_session *s, u32 tgid);
+void uwprof_hold_exec(struct uwprof_session *s, struct task_struct *p);
 void uwprof_hold_exit(struct uwprof_session *s, u32 tgid);
 void uwprof_hold_release(struct uwprof_session *s, u32 tgid);
 void uwprof_hold_release_all(struct uwprof_session *s);

@@ -52,7 +52,7 @@ static void uwprof_lifecycle_hold(struct task_struct *p)
 		sp = rcu_dereference(s->active);
 		if (sp && (sp->flags & UWPROF_START_HOLD_EXEC) &&
 		    xa_load(&s->procs, p->tgid) && uwprof_sample_traced(sp, p))
-			uwprof_hold_exec(s, p->tgid);
+			uwprof_hold_exec(s, p);
 	}
 }
 

@@ -14,6 +14,15 @@
  *	uwprof_security nokernel		without KERNEL_STACK no kernel
  *						address reaches the reader, even
  *						for samples taken in the kernel
+ *	uwprof_security hold PID held|free|setuid
+ *						a session with HOLD_EXEC and
+ *						PID's mappings; PID (waiting in
+ *						hold-target) execs: it must be
+ *						stopped (held) or never stopped
+ *						(free; setuid: its new image runs
+ *						with euid 0)
+ *	uwprof_security hold-target NEXT	waits for hold's go file, then
+ *						execs NEXT as hold-execd
  *
  * TAP output; exit 1 when a check failed.
  */
@@ -413,6 +422,143 @@ static int cmd_nokernel(void)
 	return tap_status();
 }
 
+/* ---- exec holds ---- */
+
+#define HOLD_GO	"/tmp/uwprof-hold-go"
+
+/* A process's state letter, or 0 when it is gone. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* The effective uid of 'pid' from /proc/PID/status, or -1. */
+static long proc_euid(pid_t pid)
+{
+	char path[64], line[256];
+	long r, e = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %ld %ld", &r, &e) == 2)
+			break;
+	fclose(f);
+	return e;
+}
+
+/* Whether 'pid' runs the image hold-target exec'd (its argv[1]). */
+static bool proc_execd(pid_t pid)
+{
+	char path[64], buf[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	return memmem(buf, n, "hold-execd", 10) != NULL;
+}
+
+/*
+ * Exec holds stop only processes the opener could ptrace-attach to: the
+ * caller's credentials (setpriv in guest-run) decide, against those of
+ * the image 'pid' execs into.
+ */
+static int cmd_hold(pid_t pid, const char *want)
+{
+	struct uwprof_map m = {
+		.start = 0x10000, .end = 0x20000, .flags = UWPROF_MAP_NO_TABLE,
+	};
+	struct uwprof_maps_set ms = {
+		.size = sizeof(ms), .pid = pid, .nr_maps = 1,
+		.maps = (uintptr_t)&m,
+	};
+	uint32_t p = pid;
+	bool stopped = false, execd = false;
+	char go[64];
+	int fd, i;
+	long euid = -1;
+
+	fd = open(UWT_DEV, O_RDWR | O_CLOEXEC);
+	i = fd < 0 ? -errno : uwt_ioctl(fd, UWPROF_IOC_MAPS_SET, &ms);
+	if (!i)
+		i = uwt_start(fd, UWPROF_START_CPU_CLOCK |
+			      UWPROF_START_HOLD_EXEC, 100, 8, 0, &p, 1);
+	if (i) {
+		tap(false, "hold: session for pid %d: %s", pid, strerror(-i));
+		return 1;
+	}
+	snprintf(go, sizeof(go), HOLD_GO ".%d", pid);
+	close(open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	/* The hold lasts 500 ms at most: look for it for two seconds. */
+	for (i = 0; i < 400; i++) {
+		char st = proc_state(pid);
+
+		if (!st)
+			break;
+		stopped |= st == 'T';
+		if (!execd && proc_execd(pid)) {
+			execd = true;
+			euid = proc_euid(pid);
+		}
+		uwt_sleep_ms(5);
+	}
+	uwt_ioctl(fd, UWPROF_IOC_STOP, NULL);
+	close(fd);
+	unlink(go);
+	if (!execd) {
+		tap(false, "hold: pid %d never ran its new image", pid);
+		return 1;
+	}
+	if (!strcmp(want, "setuid") && euid != 0) {
+		tap(true, "# SKIP setuid not honoured here (new image's euid %ld)",
+		    euid);
+		return 0;
+	}
+	tap(stopped == !strcmp(want, "held"),
+	    "pid %d (new image's euid %ld) exec'd and was %s by a session of uid %d, euid %d",
+	    pid, euid, stopped ? "stopped" : "not stopped", (int)getuid(),
+	    (int)geteuid());
+	return tap_status();
+}
+
+/* Waits for cmd_hold's go file (up to 30 s), then execs 'next'. */
+static int cmd_hold_target(const char *next)
+{
+	char go[64];
+	int i;
+
+	snprintf(go, sizeof(go), HOLD_GO ".%d", getpid());
+	for (i = 0; i < 3000 && access(go, F_OK); i++)
+		uwt_sleep_ms(10);
+	execl(next, next, "hold-execd", (char *)NULL);
+	return 127;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
@@ -424,7 +570,15 @@ int main(int argc, char **argv)
 		return cmd_kaddr();
 	if (!strcmp(cmd, "nokernel"))
 		return cmd_nokernel();
-	fprintf(stderr, "usage: %s open OK|EPERM|EACCES | kaddr | nokernel\n",
+	if (!strcmp(cmd, "hold") && argc > 3)
+		return cmd_hold(atoi(argv[2]), argv[3]);
+	if (!strcmp(cmd, "hold-target") && argc > 2)
+		return cmd_hold_target(argv[2]);
+	if (!strcmp(cmd, "hold-execd")) {
+		uwt_sleep_ms(2500);
+		return 0;
+	}
+	fprintf(stderr, "usage: %s open OK|EPERM|EACCES | kaddr | nokernel | hold PID held|free|setuid | hold-target NEXT\n",
 		argv[0]);
 	return 2;
 }

@@ -341,7 +341,10 @@ struct uwprof_process_del {
  * PROCESS_DEL for it, STOP, close, or 500 ms at the latest (then SIGCONT):
  * a reader that uploads every exec'd image at once (its EXIT record wakes
  * the reader) loses no sample of it. Meant for a command the reader
- * started; other processes see a stop and a continue. A process several
+ * started; other processes see a stop and a continue. Only processes the
+ * opener could ptrace-attach to are held: the opener has CAP_SYS_PTRACE,
+ * or its real uid and gid equal every uid and gid of the new image and
+ * the image is dumpable (never a setuid or setgid exec). A process several
  * sessions hold continues once the last of them let go (a session taking
  * its hold sees the others': every hold of an exec is taken before any
  * session's EXIT record of it is written).
