@@ -132,6 +132,10 @@ struct uwprof_pcpu_stats {
 	u64 off_cpu_lost;
 	u64 mmap_records;
 	u64 kernel_throttles;
+	u64 mmap_throttled;
+	/* mmaprec.c's rate limit on this CPU: not counters, never summed. */
+	u64 mmap_second;
+	u64 mmap_in_second;
 	u64 stop[UWPROF_STOP__COUNT];
 	u64 hist[UWPROF_HIST_BUCKETS];
 };

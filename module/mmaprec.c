@@ -113,6 +113,30 @@ static u32 uwprof_mmap_fill(struct uwprof_mmap_buf *b,
 	return m->hdr.size;
 }
 
+/*
+ * At most UWPROF_MMAP_RATE records a second per CPU and session: a
+ * process that loops over mprotect(PROT_EXEC) would otherwise fill the
+ * ring, and cost this probe's time, with records of one page. Runs with
+ * preemption disabled; the sample path that may nest never touches these
+ * fields.
+ */
+static bool uwprof_mmap_admit(struct uwprof_sampler *sp, u64 now)
+{
+	struct uwprof_pcpu_stats *c = this_cpu_ptr(sp->stats);
+	u64 sec = div_u64(now, NSEC_PER_SEC);
+
+	if (c->mmap_second != sec) {
+		c->mmap_second = sec;
+		c->mmap_in_second = 0;
+	}
+	if (c->mmap_in_second >= UWPROF_MMAP_RATE) {
+		c->mmap_throttled++;
+		return false;
+	}
+	c->mmap_in_second++;
+	return true;
+}
+
 /* Whether sampler 'sp' wants the mappings of the current process. */
 static bool uwprof_mmap_wanted(const struct uwprof_sampler *sp)
 {
@@ -139,7 +163,8 @@ static int uwprof_mmap_pre(struct kprobe *kp, struct pt_regs *regs)
 	rcu_read_lock();
 	list_for_each_entry_rcu(s, &uwprof_sessions, list) {
 		sp = rcu_dereference(s->active);
-		if (!uwprof_mmap_wanted(sp))
+		if (!uwprof_mmap_wanted(sp) ||
+		    !uwprof_mmap_admit(sp, ktime_get_mono_fast_ns()))
 			continue;
 		/* One record for every session that wants it. */
 		if (!size)

@@ -917,6 +917,7 @@ void uwprof_sample_stats(struct uwprof_session *s, struct uwprof_stats *st)
 		st->off_cpu_lost += c->off_cpu_lost;
 		st->mmap_records += c->mmap_records;
 		st->kernel_throttles += c->kernel_throttles;
+		st->mmap_throttled += c->mmap_throttled;
 		for (i = 0; i < UWPROF_STOP__COUNT; i++)
 			st->stop[i] += c->stop[i];
 		for (i = 0; i < UWPROF_HIST_BUCKETS; i++)

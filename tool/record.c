@@ -393,6 +393,10 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 			"uwprof: the kernel throttled sampling %llu times (kernel.perf_event_max_sample_rate, now %lu Hz): each time one CPU took no sample until its next tick, so samples came in bursts, not evenly; lower -F\n",
 			(unsigned long long)st->kernel_throttles,
 			rec_kernel_max_rate());
+	if (st->mmap_throttled)
+		fprintf(stderr,
+			"uwprof: %llu MMAP records not written: a process mapped code faster than %d a second per CPU; its mappings were read from /proc instead\n",
+			(unsigned long long)st->mmap_throttled, UWPROF_MMAP_RATE);
 	if (r->filtered)
 		fprintf(stderr,
 			"uwprof: %llu samples of other processes left out\n",

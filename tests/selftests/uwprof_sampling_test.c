@@ -1460,6 +1460,80 @@ TEST_F(sampling, mmap_records)
 	}
 }
 
+/*
+ * A child that makes a page of a file executable and not, as fast as it
+ * can for 'ms' milliseconds: every mprotect to PROT_EXEC is a new
+ * executable mapping of the file. It writes how many it made to 'out'.
+ */
+static pid_t mprotect_loop(long ms, int out)
+{
+	long pg = sysconf(_SC_PAGESIZE), n = 0;
+	struct timespec t0, t;
+	pid_t pid = fork();
+	void *p;
+	int fd;
+
+	if (pid)
+		return pid;
+	fd = open(CHAIN, O_RDONLY | O_CLOEXEC);
+	p = fd < 0 ? MAP_FAILED : mmap(NULL, pg, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		_exit(1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		if (mprotect(p, pg, PROT_READ | PROT_EXEC) ||
+		    mprotect(p, pg, PROT_READ))
+			_exit(1);
+		n++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 +
+		 (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+	_exit(write(out, &n, sizeof(n)) == sizeof(n) ? 0 : 1);
+}
+
+/*
+ * MMAP records are rate limited: a process looping over mprotect for a
+ * second gets at most UWPROF_MMAP_RATE records a second per CPU written,
+ * the rest counted as throttled; every mapping it made is one or the
+ * other (or lost, should the ring fill).
+ */
+TEST_F(sampling, mmap_records_rate_limited)
+{
+	struct uwprof_version v = { .size = sizeof(v) };
+	struct uwprof_stats st;
+	int status, pfd[2];
+	long made = 0;
+
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_VERSION, &v));
+	if (!(v.caps & UWPROF_CAP_MMAP))
+		SKIP(return, "this kernel has no kprobes");
+	self->rd.on_sample = NULL;
+	self->rd.on_exit = NULL;
+	ASSERT_EQ(0, pipe(pfd));
+	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_SYSTEM_WIDE |
+			       UWPROF_START_MMAP, 100, 8, 256, NULL, 0));
+	self->child = mprotect_loop(1000, pfd[1]);
+	ASSERT_GT(self->child, 0);
+	close(pfd[1]);
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+	self->child = -1;
+	ASSERT_EQ(sizeof(made), read(pfd[0], &made, sizeof(made)));
+	close(pfd[0]);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 100));
+	ASSERT_EQ(0, uwt_stats(self->fd, &st));
+	TH_LOG("%ld mprotect(PROT_EXEC) in 1 s: %llu MMAP records written, %llu throttled, %llu records lost",
+	       made, (unsigned long long)st.mmap_records,
+	       (unsigned long long)st.mmap_throttled,
+	       (unsigned long long)st.lost);
+	/* One second of looping spans two seconds of the clock, per CPU. */
+	EXPECT_LE(st.mmap_records, (uint64_t)UWPROF_MMAP_RATE * 2 * v.nr_cpus);
+	EXPECT_GE(st.mmap_records + st.mmap_throttled + st.lost,
+		  (uint64_t)made);
+	if (made > UWPROF_MMAP_RATE * 2 * (long)v.nr_cpus)
+		EXPECT_LT(0, st.mmap_throttled);
+}
+
 /* Samples taken inside execve, over every process. */
 struct exec_tally {
 	uint64_t samples, in_exec, bad;

@@ -401,9 +401,11 @@ struct uwprof_process_del {
  * learns of a process's code even if the process is gone before it could
  * read /proc/PID/maps, and of a library as it is mapped. Offered where
  * UWPROF_CAP_MMAP says so; START still answers EOPNOTSUPP if the probe
- * cannot be placed. The session owner's own mappings are left out.
+ * cannot be placed. The session owner's own mappings are left out. At
+ * most UWPROF_MMAP_RATE records a second per CPU (stats: mmap_throttled).
  */
 #define UWPROF_START_MMAP		(1U << 10)
+#define UWPROF_MMAP_RATE		1000
 
 #define UWPROF_MAX_DEPTH	8192
 #define UWPROF_MAX_PIDS		1024
@@ -559,6 +561,13 @@ struct uwprof_stats {
 	 * in step with the tick is then sampled at one phase of its period.
 	 */
 	__u64	kernel_throttles;
+	/*
+	 * MMAP records not written because the session had written
+	 * UWPROF_MMAP_RATE of them on that CPU in the current second (a
+	 * process looping over mmap or mprotect): the reader learns of
+	 * those mappings from /proc/PID/maps or a sample's snapshot.
+	 */
+	__u64	mmap_throttled;
 };
 
 struct uwprof_ring_info {
