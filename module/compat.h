@@ -70,6 +70,59 @@ static void name(void *data, bool preempt, struct task_struct *prev,	\
 #endif
 
 /*
+ * Whether 'p' may be dumped and ptrace-attached by a process of its own
+ * uid (not after a setuid or setgid exec): a flag of its mm, until kernels
+ * that keep it in the task's exec state (<linux/sched/exec_state.h>; no
+ * version number to test, so Kbuild looks for the header). Caller in an
+ * RCU read-side section.
+ */
+#ifdef UWPROF_HAVE_EXEC_STATE
+#include <linux/sched/exec_state.h>
+static inline bool uwprof_compat_dumpable_by_owner(struct task_struct *p)
+{
+	struct task_exec_state *es = rcu_dereference(p->exec_state);
+
+	return es && es->dumpable == TASK_DUMPABLE_OWNER;
+}
+#else
+#include <linux/sched/coredump.h>
+static inline bool uwprof_compat_dumpable_by_owner(struct task_struct *p)
+{
+	return p->mm && get_dumpable(p->mm) == SUID_DUMP_USER;
+}
+#endif
+
+/*
+ * A tracepoint probe's type against the kernel's own declaration of the
+ * tracepoint (<trace/events/...>; unevaluated, nothing is registered), so
+ * that a tracepoint whose prototype changed fails the build instead of
+ * kCFI's check of the call at run time.
+ */
+#define UWPROF_COMPAT_PROBE_CHECK(tp, probe)				\
+	static_assert(sizeof(register_trace_##tp(probe, NULL)))
+
+/*
+ * sched_process_exit passes 'group_dead' from 6.16 on. A probe's type
+ * must be the tracepoint's exactly: kCFI kernels check each indirect
+ * call. UWPROF_COMPAT_EXIT_PROBE(name, fn) defines the probe 'name' with
+ * the running kernel's prototype calling fn(data, p); lifecycle.c checks
+ * it against the kernel's own declaration at build time.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
+#define UWPROF_COMPAT_EXIT_PROBE(name, fn)				\
+static void name(void *data, struct task_struct *p, bool group_dead)	\
+{									\
+	fn(data, p);							\
+}
+#else
+#define UWPROF_COMPAT_EXIT_PROBE(name, fn)				\
+static void name(void *data, struct task_struct *p)			\
+{									\
+	fn(data, p);							\
+}
+#endif
+
+/*
  * The cgroup filter (UWPROF_START_CGROUP). cgroup_get_from_fd() (GPL,
  * 4.11 on) takes a reference on a cgroup v2 directory's cgroup: -EBADF
  * for anything else, -ENOENT once it was removed. The membership test is

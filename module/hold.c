@@ -29,10 +29,10 @@
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
 #include <linux/rculist.h>
-#include <linux/sched/coredump.h>
 #include <linux/sched/signal.h>
 #include <linux/workqueue.h>
 
+#include "compat.h"
 #include "internal.h"
 
 /* The longest a reader may take to upload an exec'd image. */
@@ -123,11 +123,10 @@ static bool uwprof_hold_allowed(struct uwprof_session *s,
 
 	if (s->may_ptrace)
 		return true;
-	if (!p->mm || get_dumpable(p->mm) != SUID_DUMP_USER)
-		return false;
 	rcu_read_lock();
 	t = __task_cred(p);
-	ok = uid_eq(c->uid, t->euid) && uid_eq(c->uid, t->suid) &&
+	ok = uwprof_compat_dumpable_by_owner(p) &&
+	     uid_eq(c->uid, t->euid) && uid_eq(c->uid, t->suid) &&
 	     uid_eq(c->uid, t->uid) && gid_eq(c->gid, t->egid) &&
 	     gid_eq(c->gid, t->sgid) && gid_eq(c->gid, t->gid);
 	rcu_read_unlock();

@@ -46,22 +46,37 @@ struct uwprof_tab {
 };
 
 /*
- * The mappings of one process, immutable once published in the session's
- * 'procs' xarray; replaced as a whole and freed through call_rcu().
+ * One uploaded mapping list, immutable, shared by the process it was
+ * uploaded for and every process forked from it while the session had it
+ * (a fork costs a reference, not a copy of up to UWPROF_MAX_MAPS entries).
+ * Holds a reference on each table it names; the last put, after a grace
+ * period, drops them.
+ */
+struct uwprof_maps {
+	refcount_t ref;
+	struct uwprof_session *s;
+	u64 bytes;			/* charged to 's' */
+	u32 nr;
+	struct uwprof_unwind_map maps[];
+};
+
+/*
+ * A process's entry in the session's 'procs' xarray, immutable once
+ * published; replaced as a whole and freed through call_rcu(). 'maps' and
+ * 'nr_maps' repeat the list's, so the sample path reads one struct.
  */
 struct uwprof_proc {
 	struct rcu_head rcu;
-	struct uwprof_session *s;
-	u64 bytes;
+	struct uwprof_maps *set;
+	const struct uwprof_unwind_map *maps;
+	u32 nr_maps;
+	u32 tgid;
 	/*
-	 * The rule cache's name for this list (uwprof_unwind_req.maps_id):
-	 * unique for the module's lifetime; a forked copy, with the same
+	 * The rule cache's name for the list (uwprof_unwind_req.maps_id):
+	 * unique for the module's lifetime; a forked process, with the same
 	 * mappings and tables, keeps it.
 	 */
 	u64 id;
-	u32 tgid;
-	u32 nr_maps;
-	struct uwprof_unwind_map maps[];
 };
 
 /* ---- rings (ring.c) ---- */

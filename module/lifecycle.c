@@ -19,6 +19,7 @@
 #include <linux/sched/signal.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
+#include <trace/events/sched.h>
 
 #include "compat.h"
 #include "internal.h"
@@ -104,7 +105,7 @@ static void uwprof_lifecycle_drop(struct task_struct *p, const char *comm)
 	rcu_read_unlock();
 }
 
-static void uwprof_lifecycle_on_exit(void *data, struct task_struct *p)
+static void uwprof_lifecycle_exited(void *data, struct task_struct *p)
 {
 	/* do_exit() already counted this thread out of signal->live. */
 	if (atomic_read(&p->signal->live))
@@ -113,6 +114,8 @@ static void uwprof_lifecycle_on_exit(void *data, struct task_struct *p)
 		return;
 	uwprof_lifecycle_drop(p, NULL);
 }
+
+UWPROF_COMPAT_EXIT_PROBE(uwprof_lifecycle_on_exit, uwprof_lifecycle_exited)
 
 static void uwprof_lifecycle_on_exec(void *data, struct task_struct *p,
 				     pid_t old_pid, struct linux_binprm *bprm)
@@ -149,6 +152,10 @@ static void uwprof_lifecycle_on_fork(void *data, struct task_struct *parent,
 	}
 	rcu_read_unlock();
 }
+
+UWPROF_COMPAT_PROBE_CHECK(sched_process_exit, uwprof_lifecycle_on_exit);
+UWPROF_COMPAT_PROBE_CHECK(sched_process_exec, uwprof_lifecycle_on_exec);
+UWPROF_COMPAT_PROBE_CHECK(sched_process_fork, uwprof_lifecycle_on_fork);
 
 static struct uwprof_lifecycle uwprof_lc = {
 	.exit = { .name = "sched_process_exit", .probe = uwprof_lifecycle_on_exit },

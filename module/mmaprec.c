@@ -25,6 +25,7 @@
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
+#include <linux/sched/task_stack.h>
 #include <linux/string.h>
 
 #include "compat.h"
@@ -214,6 +215,7 @@ unlock:
 	mutex_unlock(&uwprof_mmap_lock);
 	return ret == -ENOMEM ? ret : ret ? -EOPNOTSUPP : 0;
 }
+
 ALLOW_ERROR_INJECTION(uwprof_mmap_get, ERRNO);
 
 /*

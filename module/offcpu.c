@@ -34,6 +34,7 @@
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <linux/tracepoint.h>
+#include <trace/events/sched.h>
 
 #include "compat.h"
 #include "internal.h"
@@ -279,6 +280,7 @@ static void uwprof_offcpu_switch(void *data, bool preempt,
 }
 
 UWPROF_COMPAT_SWITCH_PROBE(uwprof_offcpu_probe, uwprof_offcpu_switch)
+UWPROF_COMPAT_PROBE_CHECK(sched_switch, uwprof_offcpu_probe);
 
 int uwprof_offcpu_create(struct uwprof_sampler *sp, u64 min_ns)
 {

@@ -839,6 +839,7 @@ events:
 	cpuhp_state_remove_instance(uwprof_cpuhp_state, &sp->node);
 	return ret;
 }
+
 ALLOW_ERROR_INJECTION(uwprof_sample_run, ERRNO);
 
 /*

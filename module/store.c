@@ -92,24 +92,66 @@ static void uwprof_tab_put(struct uwprof_tab *tab)
 	kref_put(&tab->ref, uwprof_tab_release);
 }
 
-/* Drops the table references of a list nobody can reach any more. */
-static void uwprof_proc_free(struct uwprof_proc *p)
+/* Drops a list's reference; the last drops its tables' and its charge. */
+static void uwprof_maps_put(struct uwprof_maps *m)
 {
 	u32 i;
 
-	for (i = 0; i < p->nr_maps; i++) {
-		const struct uwprof_table *t = p->maps[i].table;
+	if (!refcount_dec_and_test(&m->ref))
+		return;
+	for (i = 0; i < m->nr; i++) {
+		const struct uwprof_table *t = m->maps[i].table;
 
 		if (t)
 			uwprof_tab_put(container_of(t, struct uwprof_tab, t));
 	}
-	uwprof_store_uncharge(p->s, p->bytes);
-	kvfree(p);
+	uwprof_store_uncharge(m->s, m->bytes);
+	kvfree(m);
+}
+
+/* A process entry nobody can reach any more; charged sizeof(*p). */
+static void uwprof_proc_free(struct uwprof_session *s, struct uwprof_proc *p)
+{
+	if (p->set)
+		uwprof_maps_put(p->set);
+	uwprof_store_uncharge(s, sizeof(*p));
+	kfree(p);
 }
 
 static void uwprof_proc_free_rcu(struct rcu_head *rcu)
 {
-	uwprof_proc_free(container_of(rcu, struct uwprof_proc, rcu));
+	struct uwprof_proc *p = container_of(rcu, struct uwprof_proc, rcu);
+
+	uwprof_proc_free(p->set->s, p);
+}
+
+/*
+ * A process entry for 'tgid' naming list 'm' (whose reference it takes
+ * over on success), charged to the session; an ERR_PTR otherwise.
+ * GFP_NOWAIT from the fork probe.
+ */
+static struct uwprof_proc *uwprof_proc_new(struct uwprof_session *s,
+					   struct uwprof_maps *m, u32 tgid,
+					   u64 id, gfp_t gfp)
+{
+	struct uwprof_proc *p;
+
+	int ret;
+
+	ret = uwprof_store_charge(s, sizeof(*p));
+	if (ret)
+		return ERR_PTR(ret);
+	p = kzalloc(sizeof(*p), gfp);
+	if (!p) {
+		uwprof_store_uncharge(s, sizeof(*p));
+		return ERR_PTR(-ENOMEM);
+	}
+	p->set = m;
+	p->maps = m->maps;
+	p->nr_maps = m->nr;
+	p->tgid = tgid;
+	p->id = id;
+	return p;
 }
 
 int uwprof_store_table_add(struct uwprof_session *s, void __user *arg)
@@ -220,6 +262,7 @@ static int uwprof_store_maps_publish(struct uwprof_session *s,
 				     const struct uwprof_maps_set *a)
 {
 	struct uwprof_proc *p, *old;
+	struct uwprof_maps *m;
 	struct uwprof_map *um;
 	u64 prev_end = 0;
 	size_t bytes;
@@ -246,46 +289,52 @@ static int uwprof_store_maps_publish(struct uwprof_session *s,
 		prev_end = um[i].end;
 	}
 
-	bytes = struct_size(p, maps, n);
-	p = kvzalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!p) {
+	bytes = struct_size(m, maps, n);
+	m = kvzalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!m) {
 		ret = -ENOMEM;
 		goto free_um;
 	}
-	p->s = s;
-	p->id = atomic64_inc_return(&uwprof_maps_ids);
-	p->tgid = a->pid;
+	refcount_set(&m->ref, 1);
+	m->s = s;
 
 	/* Resolve object ids; the session mutex keeps 'objects' stable. */
 	for (i = 0; i < n; i++) {
-		struct uwprof_unwind_map *m = &p->maps[i];
+		struct uwprof_unwind_map *km = &m->maps[i];
 		struct uwprof_tab *tab = NULL;
 
 		if (um[i].object_id) {
 			tab = xa_load(&s->objects, um[i].object_id);
 			if (!tab) {
 				ret = -ENOENT;
-				goto put_tabs;
+				goto put_maps;
 			}
 			kref_get(&tab->ref);
-			m->table = &tab->t;
+			km->table = &tab->t;
 		}
-		m->start = um[i].start;
-		m->end = um[i].end;
-		m->bias = um[i].bias;
-		m->flags = um[i].flags;
-		p->nr_maps = i + 1;
+		km->start = um[i].start;
+		km->end = um[i].end;
+		km->bias = um[i].bias;
+		km->flags = um[i].flags;
+		m->nr = i + 1;
 	}
 
 	ret = uwprof_store_charge(s, bytes);
 	if (ret)
-		goto put_tabs;
-	p->bytes = bytes;
+		goto put_maps;
+	m->bytes = bytes;
 
+	p = uwprof_proc_new(s, m, a->pid, atomic64_inc_return(&uwprof_maps_ids),
+			    GFP_KERNEL_ACCOUNT);
+	if (IS_ERR(p)) {
+		ret = PTR_ERR(p);
+		goto put_maps;
+	}
 	old = xa_store(&s->procs, a->pid, p, GFP_KERNEL_ACCOUNT);
 	if (xa_is_err(old)) {
 		ret = xa_err(old);
-		goto put_tabs;
+		uwprof_proc_free(s, p);
+		goto free_um;
 	}
 	if (old)
 		call_rcu(&old->rcu, uwprof_proc_free_rcu);
@@ -294,8 +343,8 @@ static int uwprof_store_maps_publish(struct uwprof_session *s,
 	kvfree(um);
 	return 0;
 
-put_tabs:
-	uwprof_proc_free(p);
+put_maps:
+	uwprof_maps_put(m);
 free_um:
 	kvfree(um);
 	return ret;
@@ -342,32 +391,19 @@ bool uwprof_store_proc_clone(struct uwprof_session *s, u32 parent, u32 child)
 {
 	const struct uwprof_proc *pp;
 	struct uwprof_proc *p;
-	size_t bytes;
-	u32 i;
 
 	pp = xa_load(&s->procs, parent);
-	if (!pp)
+	/* pp keeps its list's reference until a grace period after it left. */
+	if (!pp || !refcount_inc_not_zero(&pp->set->ref))
 		return false;
-	bytes = struct_size(pp, maps, pp->nr_maps);
-	if (uwprof_store_charge(s, bytes))
+	p = uwprof_proc_new(s, pp->set, child, pp->id,
+			    GFP_NOWAIT | __GFP_NOWARN);
+	if (IS_ERR(p)) {
+		uwprof_maps_put(pp->set);
 		return false;
-	p = kmalloc(bytes, GFP_NOWAIT | __GFP_NOWARN);
-	if (!p) {
-		uwprof_store_uncharge(s, bytes);
-		return false;
-	}
-	memcpy(p, pp, bytes);
-	p->tgid = child;
-	p->bytes = bytes;
-	/* pp's own references cannot go before a grace period: get is safe. */
-	for (i = 0; i < p->nr_maps; i++) {
-		const struct uwprof_table *t = p->maps[i].table;
-
-		if (t)
-			kref_get(&container_of(t, struct uwprof_tab, t)->ref);
 	}
 	if (xa_insert(&s->procs, child, p, GFP_NOWAIT | __GFP_NOWARN)) {
-		uwprof_proc_free(p);
+		uwprof_proc_free(s, p);
 		return false;
 	}
 	atomic64_inc(&s->nr_procs);
@@ -414,7 +450,7 @@ void uwprof_store_destroy(struct uwprof_session *s)
 	uwprof_hold_destroy(s);
 	xa_for_each(&s->procs, i, p) {
 		xa_erase(&s->procs, i);
-		uwprof_proc_free(p);
+		uwprof_proc_free(s, p);
 	}
 	xa_destroy(&s->procs);
 	xa_for_each(&s->objects, i, tab) {

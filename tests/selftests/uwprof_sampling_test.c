@@ -1066,6 +1066,67 @@ TEST_F(sampling, fork_inherits_mappings)
 	EXPECT_GE(ft.exact * 100, ft.leaf * 99);
 }
 
+/*
+ * A process with UWPROF_MAX_MAPS - 1 mappings forks 100 children that stay:
+ * each inherits the list by reference, so the session's memory grows by a
+ * small entry per child, not by a copy of the list (which, 100 times, would
+ * take most of table_mem_max from every other session).
+ */
+TEST_F(sampling, fork_shares_mappings)
+{
+	const uint32_t nr = UWPROF_MAX_MAPS - 1, kids = 100;
+	struct uwprof_stats before, after;
+	struct uwprof_map *maps;
+	int go[2], ready[2];
+	uint32_t i;
+	char c = 0;
+
+	maps = calloc(nr, sizeof(*maps));
+	ASSERT_NE(NULL, maps);
+	for (i = 0; i < nr; i++) {
+		maps[i].start = 0x10000ULL + (uint64_t)i * 0x2000;
+		maps[i].end = maps[i].start + 0x1000;
+		maps[i].flags = UWPROF_MAP_NO_TABLE;
+	}
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(ready));
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (!self->child) {
+		/* The parent: forks on the word, each child waits for EOF. */
+		close(go[1]);
+		close(ready[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		for (i = 0; i < kids; i++)
+			if (!fork()) {
+				while (read(go[0], &c, 1) > 0)
+					;
+				_exit(0);
+			}
+		_exit(write(ready[1], &c, 1) == 1 ? 0 : 1);
+	}
+	close(go[0]);
+	close(ready[1]);
+	ASSERT_EQ(0, uwt_maps_set(self->fd, self->child, maps, nr));
+	free(maps);
+	ASSERT_EQ(0, uwt_stats(self->fd, &before));
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, uwt_stats(self->fd, &after));
+	/* Children end at EOF of 'go'; the parent has exited already. */
+	close(go[1]);
+	close(ready[0]);
+	waitpid(self->child, NULL, 0);
+	self->child = -1;
+	TH_LOG("%u children of a process with %u mappings: %llu inherited, session memory %llu -> %llu bytes",
+	       kids, nr, (unsigned long long)after.processes_inherited,
+	       (unsigned long long)before.table_bytes,
+	       (unsigned long long)after.table_bytes);
+	EXPECT_EQ(kids, after.processes_inherited);
+	EXPECT_LE(after.table_bytes - before.table_bytes, kids * 256ULL);
+}
+
 /* A process that sleeps 20 ms at a time. */
 static pid_t sleeper(void)
 {
