@@ -25,12 +25,18 @@ LIST_HEAD(uwprof_sessions);
 static int uwprof_open(struct inode *inode, struct file *file)
 {
 	struct uwprof_session *s;
+	int ret;
 
 	if (!perfmon_capable())
 		return -EPERM;
 	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 	if (!s)
 		return -ENOMEM;
+	ret = uwprof_quota_open(s);
+	if (ret) {
+		kfree(s);
+		return ret;
+	}
 	mutex_init(&s->lock);
 	mutex_init(&s->ring_lock);
 	init_waitqueue_head(&s->wq);
@@ -86,6 +92,7 @@ static int uwprof_release(struct inode *inode, struct file *file)
 
 	uwprof_sample_free(s->sampler);
 	uwprof_store_destroy(s);
+	uwprof_quota_release(s);
 	mutex_destroy(&s->ring_lock);
 	mutex_destroy(&s->lock);
 	put_cred(s->cred);

@@ -116,6 +116,8 @@ struct uwprof_rings {
 	u32 nr;
 	refcount_t ref;
 	atomic_t mmapped;		/* live vmas */
+	struct user_struct *user;	/* charged 'locked' pages, or NULL */
+	unsigned long locked;
 	wait_queue_head_t *wq;		/* the session's poll queue */
 	struct uwprof_ring ring[];
 };
@@ -270,6 +272,10 @@ struct uwprof_session {
 	bool may_kernel;		/* opener may see kernel addresses */
 	bool may_ptrace;		/* opener has CAP_SYS_PTRACE */
 	const struct cred *cred;	/* opener's, for exec holds */
+	struct uwprof_quota *quota;	/* opener's uid's share (quota.c) */
+	struct user_struct *user;	/* opener's, charged for rings */
+	bool quota_exempt;		/* CAP_SYS_ADMIN at open */
+	bool lock_exempt;		/* CAP_IPC_LOCK at open */
 };
 
 extern unsigned long uwprof_table_mem_max;
@@ -277,6 +283,15 @@ extern unsigned int uwprof_cpu_max_percent;
 
 int uwprof_dev_init(void);
 void uwprof_dev_exit(void);
+
+/* quota.c: per-user limits on sessions, table bytes and ring pages */
+int uwprof_quota_open(struct uwprof_session *s);
+void uwprof_quota_release(struct uwprof_session *s);
+int uwprof_quota_charge(struct uwprof_session *s, u64 bytes);
+void uwprof_quota_uncharge(struct uwprof_session *s, u64 bytes);
+struct user_struct *uwprof_quota_lock_pages(struct uwprof_session *s,
+					    unsigned long pages);
+void uwprof_quota_unlock_pages(struct user_struct *user, unsigned long pages);
 
 /*
  * uargs.c: ioctl structs in and out. Output-only structs (VERSION, STATS,
@@ -309,7 +324,7 @@ bool uwprof_store_proc_clone(struct uwprof_session *s, u32 parent, u32 child);
 u64 uwprof_store_mem_used(void);
 
 /* ring.c */
-struct uwprof_rings *uwprof_ring_alloc(u32 data_pages, wait_queue_head_t *wq);
+struct uwprof_rings *uwprof_ring_alloc(struct uwprof_session *s, u32 data_pages);
 void uwprof_ring_put(struct uwprof_rings *rs);
 bool uwprof_ring_enter(struct uwprof_ring *r);
 void uwprof_ring_exit(struct uwprof_ring *r);

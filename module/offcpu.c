@@ -287,7 +287,7 @@ int uwprof_offcpu_create(struct uwprof_sampler *sp, u64 min_ns)
 	struct uwprof_offcpu *off;
 	u32 nr_ips;
 
-	off = kzalloc(sizeof(*off), GFP_KERNEL);
+	off = kzalloc(sizeof(*off), GFP_KERNEL_ACCOUNT);
 	if (!off)
 		return -ENOMEM;
 	off->depth = min_t(u32, sp->max_depth, UWPROF_OFF_CPU_DEPTH);
@@ -295,7 +295,7 @@ int uwprof_offcpu_create(struct uwprof_sampler *sp, u64 min_ns)
 	off->stride = sizeof(struct uwprof_offcpu_slot) + nr_ips * sizeof(u64);
 	off->nr_slots = UWPROF_OFF_CPU_SLOTS;
 	off->min_ns = min_ns;
-	off->slots = kvzalloc((size_t)off->nr_slots * off->stride, GFP_KERNEL);
+	off->slots = kvzalloc((size_t)off->nr_slots * off->stride, GFP_KERNEL_ACCOUNT);
 	if (!off->slots) {
 		kfree(off);
 		return -ENOMEM;

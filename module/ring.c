@@ -35,8 +35,13 @@ static void uwprof_ring_wake(struct irq_work *work)
 	wake_up_interruptible(r->set->wq);
 }
 
-struct uwprof_rings *uwprof_ring_alloc(u32 data_pages, wait_queue_head_t *wq)
+/*
+ * START, in the caller's context: the pages are charged to the session
+ * user's locked memory first (quota.c), as perf charges its rings.
+ */
+struct uwprof_rings *uwprof_ring_alloc(struct uwprof_session *s, u32 data_pages)
 {
+	struct user_struct *user;
 	struct uwprof_rings *rs;
 	u64 stride, total;
 	u32 i, nr = nr_cpu_ids;
@@ -46,19 +51,24 @@ struct uwprof_rings *uwprof_ring_alloc(u32 data_pages, wait_queue_head_t *wq)
 	    total > UWPROF_RINGS_MAX_BYTES)
 		return ERR_PTR(-E2BIG);
 
+	user = uwprof_quota_lock_pages(s, total >> PAGE_SHIFT);
+	if (IS_ERR(user))
+		return ERR_CAST(user);
 	rs = kvzalloc(struct_size(rs, ring, nr), GFP_KERNEL_ACCOUNT);
 	if (!rs)
-		return ERR_PTR(-ENOMEM);
+		goto unlock;
 	rs->area = vmalloc_user(total);
 	if (!rs->area) {
 		kvfree(rs);
-		return ERR_PTR(-ENOMEM);
+		goto unlock;
 	}
+	rs->user = user;
+	rs->locked = total >> PAGE_SHIFT;
 	rs->stride = stride;
 	rs->data_size = (u64)data_pages << PAGE_SHIFT;
 	rs->mmap_size = total;
 	rs->nr = nr;
-	rs->wq = wq;
+	rs->wq = &s->wq;
 	refcount_set(&rs->ref, 1);
 	atomic_set(&rs->mmapped, 0);
 
@@ -78,6 +88,10 @@ struct uwprof_rings *uwprof_ring_alloc(u32 data_pages, wait_queue_head_t *wq)
 		r->ctl->data_size = rs->data_size;
 	}
 	return rs;
+
+unlock:
+	uwprof_quota_unlock_pages(user, total >> PAGE_SHIFT);
+	return ERR_PTR(-ENOMEM);
 }
 
 /*
@@ -94,6 +108,7 @@ void uwprof_ring_put(struct uwprof_rings *rs)
 	for (i = 0; i < rs->nr; i++)
 		irq_work_sync(&rs->ring[i].wake);
 	vfree(rs->area);
+	uwprof_quota_unlock_pages(rs->user, rs->locked);
 	kvfree(rs);
 }
 

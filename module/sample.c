@@ -678,7 +678,7 @@ static int uwprof_sample_pids(struct uwprof_sampler *sp,
 
 	if (!a->nr_pids)
 		return 0;
-	sp->pids = kcalloc(a->nr_pids, sizeof(u32), GFP_KERNEL);
+	sp->pids = kcalloc(a->nr_pids, sizeof(u32), GFP_KERNEL_ACCOUNT);
 	if (!sp->pids)
 		return -ENOMEM;
 	if (copy_from_user(sp->pids, u64_to_user_ptr(a->pids),
@@ -751,7 +751,7 @@ struct uwprof_sampler *uwprof_sample_create(struct uwprof_session *s,
 	if ((a.flags & UWPROF_START_OFF_CPU) && !uwprof_offcpu_available())
 		return ERR_PTR(-EOPNOTSUPP);
 
-	sp = kzalloc(sizeof(*sp), GFP_KERNEL);
+	sp = kzalloc(sizeof(*sp), GFP_KERNEL_ACCOUNT);
 	if (!sp)
 		return ERR_PTR(-ENOMEM);
 	sp->s = s;
@@ -775,19 +775,19 @@ struct uwprof_sampler *uwprof_sample_create(struct uwprof_session *s,
 		goto free;
 
 	ret = -ENOMEM;
-	sp->stats = alloc_percpu(struct uwprof_pcpu_stats);
-	sp->events = kcalloc(nr_cpu_ids, sizeof(*sp->events), GFP_KERNEL);
-	sp->scratch = kcalloc(nr_cpu_ids, sizeof(*sp->scratch), GFP_KERNEL);
+	sp->stats = alloc_percpu_gfp(struct uwprof_pcpu_stats, GFP_KERNEL_ACCOUNT);
+	sp->events = kcalloc(nr_cpu_ids, sizeof(*sp->events), GFP_KERNEL_ACCOUNT);
+	sp->scratch = kcalloc(nr_cpu_ids, sizeof(*sp->scratch), GFP_KERNEL_ACCOUNT);
 	if (!sp->stats || !sp->events || !sp->scratch)
 		goto free;
 	for_each_possible_cpu(cpu) {
 		sp->scratch[cpu] = kvzalloc_node(sizeof(*sp->scratch[cpu]) +
 						 uwprof_rec_max(sp),
-						 GFP_KERNEL, cpu_to_node(cpu));
+						 GFP_KERNEL_ACCOUNT, cpu_to_node(cpu));
 		if (!sp->scratch[cpu])
 			goto free;
 	}
-	sp->rings = uwprof_ring_alloc(pages, &s->wq);
+	sp->rings = uwprof_ring_alloc(s, pages);
 	if (IS_ERR(sp->rings)) {
 		ret = PTR_ERR(sp->rings);
 		sp->rings = NULL;

@@ -64,6 +64,10 @@ static int uwprof_store_charge(struct uwprof_session *s, u64 bytes)
 		atomic64_sub(bytes, &uwprof_mem_used);
 		return -ENOSPC;
 	}
+	if (uwprof_quota_charge(s, bytes)) {
+		atomic64_sub(bytes, &uwprof_mem_used);
+		return -ENOSPC;
+	}
 	atomic64_add(bytes, &s->mem);
 	return 0;
 }
@@ -71,6 +75,7 @@ static int uwprof_store_charge(struct uwprof_session *s, u64 bytes)
 static void uwprof_store_uncharge(struct uwprof_session *s, u64 bytes)
 {
 	atomic64_sub(bytes, &uwprof_mem_used);
+	uwprof_quota_uncharge(s, bytes);
 	atomic64_sub(bytes, &s->mem);
 }
 

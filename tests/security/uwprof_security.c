@@ -23,10 +23,20 @@
  *						with euid 0)
  *	uwprof_security hold-target NEXT	waits for hold's go file, then
  *						execs NEXT as hold-execd
+ *	uwprof_security sessions N|any		N sessions open and the next is
+ *						EMFILE (any: 64 open)
+ *	uwprof_security rings limited|free	with RLIMIT_MEMLOCK 0, rings of
+ *						16 MiB a CPU are EPERM (limited)
+ *						or not; the default ones start,
+ *						five times over
+ *	uwprof_security tables MIB|any		tables up to MIB MiB, then
+ *						ENOSPC (any: 64 MiB, no ENOSPC)
  *
  * TAP output; exit 1 when a check failed.
  */
 #include "../lib/uwprof_guest.h"
+
+#include <sys/resource.h>
 
 /* Both arches keep user space in the lower half: bit 63 marks the kernel. */
 static bool kernel_half(uint64_t a)
@@ -464,8 +474,8 @@ static long proc_euid(pid_t pid)
 	return e;
 }
 
-/* Whether 'pid' runs the image hold-target exec'd (its argv[1]). */
-static bool proc_execd(pid_t pid)
+/* Whether 'pid' runs with 'word' as its argv[1]. */
+static bool proc_runs(pid_t pid, const char *word)
 {
 	char path[64], buf[256];
 	ssize_t n;
@@ -480,7 +490,7 @@ static bool proc_execd(pid_t pid)
 	if (n <= 0)
 		return false;
 	buf[n] = 0;
-	return memmem(buf, n, "hold-execd", 10) != NULL;
+	return memmem(buf, n, word, strlen(word)) != NULL;
 }
 
 /*
@@ -503,6 +513,13 @@ static int cmd_hold(pid_t pid, const char *want)
 	int fd, i;
 	long euid = -1;
 
+	/*
+	 * Its exec into hold-target (setpriv's, whose argv names it too)
+	 * must not be the one held: wait until setpriv is gone.
+	 */
+	for (i = 0; i < 1000 && (!proc_runs(pid, "hold-target") ||
+				 proc_runs(pid, "setpriv")); i++)
+		uwt_sleep_ms(10);
 	fd = open(UWT_DEV, O_RDWR | O_CLOEXEC);
 	i = fd < 0 ? -errno : uwt_ioctl(fd, UWPROF_IOC_MAPS_SET, &ms);
 	if (!i)
@@ -521,7 +538,7 @@ static int cmd_hold(pid_t pid, const char *want)
 		if (!st)
 			break;
 		stopped |= st == 'T';
-		if (!execd && proc_execd(pid)) {
+		if (!execd && proc_runs(pid, "hold-execd")) {
 			execd = true;
 			euid = proc_euid(pid);
 		}
@@ -559,6 +576,113 @@ static int cmd_hold_target(const char *next)
 	return 127;
 }
 
+/* ---- per-user limits ---- */
+
+/* Opens sessions until one fails; 'want' of them must open, then EMFILE. */
+static int cmd_sessions(const char *want)
+{
+	int n = strcmp(want, "any") ? atoi(want) : 64, i, fd = 0, err = 0;
+	int fds[65];
+
+	for (i = 0; i <= n && i < 65; i++) {
+		fd = open(UWT_DEV, O_RDWR | O_CLOEXEC);
+		if (fd < 0) {
+			err = errno;
+			break;
+		}
+		fds[i] = fd;
+	}
+	if (!strcmp(want, "any"))
+		tap(i >= n, "uid %d: %d sessions open, none refused (%s)",
+		    (int)getuid(), i, err ? strerror(err) : "no error");
+	else
+		tap(i == n && err == EMFILE,
+		    "uid %d: %d sessions open, the next refused with %s (want %d, EMFILE)",
+		    (int)getuid(), i, err ? strerror(err) : "nothing", n);
+	while (i-- > 0)
+		close(fds[i]);
+	return tap_status();
+}
+
+/* One START (and STOP) of rings of 'pages' data pages a CPU. */
+static int rings_start(uint32_t pages)
+{
+	uint32_t pid = getpid();
+	int fd = open(UWT_DEV, O_RDWR | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = uwt_start(fd, UWPROF_START_CPU_CLOCK, 100, 8, pages, &pid, 1);
+	if (!ret)
+		uwt_ioctl(fd, UWPROF_IOC_STOP, NULL);
+	close(fd);
+	return ret;
+}
+
+/*
+ * Ring pages are charged to the user's locked memory: with RLIMIT_MEMLOCK
+ * 0, 16 MiB of rings a CPU are past the allowance (limited) or not (an
+ * opener with CAP_IPC_LOCK); the default rings fit, and each START gives
+ * its charge back (five in a row would not fit otherwise).
+ */
+static int cmd_rings(const char *want)
+{
+	struct rlimit rl = { 0, 0 };
+	int big, i, ret = 0;
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl)) {
+		tap(false, "rings: setrlimit: %s", strerror(errno));
+		return 1;
+	}
+	big = rings_start(4096);
+	tap(!strcmp(want, "limited") ? big == -EPERM : big == 0,
+	    "uid %d, RLIMIT_MEMLOCK 0: rings of 16 MiB a CPU: %s (%s)",
+	    (int)getuid(), big ? strerror(-big) : "started",
+	    !strcmp(want, "limited") ? "want EPERM" : "want started");
+	for (i = 0; i < 5 && !ret; i++)
+		ret = rings_start(0);
+	tap(!ret, "uid %d: default rings started %d times in a row (%s)",
+	    (int)getuid(), i, ret ? strerror(-ret) : "ok");
+	return tap_status();
+}
+
+/*
+ * Uploads 1 MiB-ish synthetic tables until refused: the user's sessions
+ * hold at most 'want' MiB (ENOSPC after), or 64 MiB go in ('any').
+ */
+static int cmd_tables(const char *want)
+{
+	uint64_t cap = strcmp(want, "any") ? (uint64_t)atoi(want) << 20 : 0;
+	uint64_t limit = cap ? cap + (8 << 20) : 64ULL << 20;
+	struct uwprof_stats st;
+	int fd = open(UWT_DEV, O_RDWR | O_CLOEXEC), ret = 0;
+	uint64_t id;
+
+	if (fd < 0) {
+		tap(false, "tables: open: %s", strerror(errno));
+		return 1;
+	}
+	for (id = 1; !ret; id++) {
+		ret = uwg_add_synthetic(fd, id, 60000);
+		if (uwt_stats(fd, &st) || st.table_bytes >= limit)
+			break;
+	}
+	if (cap)
+		tap(ret == -ENOSPC && st.table_bytes <= cap &&
+		    st.table_bytes + (2 << 20) > cap,
+		    "uid %d: %llu bytes of tables, then %s (want ENOSPC at %llu)",
+		    (int)getuid(), (unsigned long long)st.table_bytes,
+		    ret ? strerror(-ret) : "no refusal",
+		    (unsigned long long)cap);
+	else
+		tap(!ret && st.table_bytes >= limit,
+		    "uid %d: %llu bytes of tables, %s (want 64 MiB, no refusal)",
+		    (int)getuid(), (unsigned long long)st.table_bytes,
+		    ret ? strerror(-ret) : "no refusal");
+	close(fd);
+	return tap_status();
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
@@ -574,11 +698,17 @@ int main(int argc, char **argv)
 		return cmd_hold(atoi(argv[2]), argv[3]);
 	if (!strcmp(cmd, "hold-target") && argc > 2)
 		return cmd_hold_target(argv[2]);
+	if (!strcmp(cmd, "sessions") && argc > 2)
+		return cmd_sessions(argv[2]);
+	if (!strcmp(cmd, "rings") && argc > 2)
+		return cmd_rings(argv[2]);
+	if (!strcmp(cmd, "tables") && argc > 2)
+		return cmd_tables(argv[2]);
 	if (!strcmp(cmd, "hold-execd")) {
 		uwt_sleep_ms(2500);
 		return 0;
 	}
-	fprintf(stderr, "usage: %s open OK|EPERM|EACCES | kaddr | nokernel | hold PID held|free|setuid | hold-target NEXT\n",
+	fprintf(stderr, "usage: %s open OK|EPERM|EACCES | kaddr | nokernel | hold PID held|free|setuid | hold-target NEXT | sessions N|any | rings limited|free | tables MIB|any\n",
 		argv[0]);
 	return 2;
 }

@@ -230,6 +230,8 @@ struct uwprof_table_page {
  *   ENOMEM  out of kernel memory
  *   ENOSPC  TABLE_ADD or MAPS_SET would exceed the module's table_mem_max
  *           parameter (bytes of tables and mapping lists, all sessions)
+ *           or user_mem_max (the same, all sessions of the opener's uid,
+ *           unless it has CAP_SYS_ADMIN)
  *   ENOENT  OBJECT_DEL / PROCESS_DEL of an unknown id or pid; MAPS_SET
  *           naming an object id that was not added; START with
  *           UWPROF_START_CGROUP and a cgroup that was removed
@@ -237,13 +239,19 @@ struct uwprof_table_page {
  *   EBUSY   START while this session samples, or while its previous run's
  *           rings are still mmapped
  *   EPERM   START with UWPROF_START_KERNEL_STACK for an opener that may
- *           not see kernel addresses
+ *           not see kernel addresses; START whose rings would take the
+ *           opener's user past its locked-memory allowance (the pages
+ *           are charged to it as perf charges its rings: ring_mlock_kb
+ *           per online CPU plus RLIMIT_MEMLOCK, unless CAP_IPC_LOCK)
  *   EOPNOTSUPP  START with UWPROF_START_CYCLES and no hardware cycles
  *           event, with UWPROF_START_OFF_CPU and no sched_switch
  *           tracepoint, with UWPROF_START_CGROUP on a kernel without
  *           cgroups, or with UWPROF_START_MMAP where the module's probe
  *           cannot be placed (no kprobes, or no perf_event_mmap)
  *   ENOTTY  unknown command
+ * open() answers EPERM without CAP_PERFMON (or CAP_SYS_ADMIN), and EMFILE
+ * when the opener's uid has user_sessions_max sessions open already
+ * (unless it has CAP_SYS_ADMIN).
  * Output-only structs (VERSION, STATS, RING_INFO) need only 'size' set
  * (at least 8); the module fills min(size, its sizeof) bytes, zeroes the
  * rest, and stores its own sizeof in 'size' when that fits.
@@ -255,7 +263,8 @@ struct uwprof_table_page {
  * sample at once (UWPROF_CAP_SESSIONS; before it, a START while any other
  * session sampled answered EBUSY). Each has its own perf events, filter,
  * rings and statistics and sees none of another's tables or records. What
- * they share are the module's limits: table_mem_max, and cpu_max_percent,
+ * they share are the module's limits: table_mem_max (of which one user's
+ * sessions hold at most user_mem_max), and cpu_max_percent,
  * one share of each CPU's time for the stack walks of every session
  * together (samples over it are skipped_throttle in the session that
  * would have taken them).
