@@ -178,6 +178,22 @@ uint64_t uwprof_pm_vsize(pid_t pid)
 	return sscanf(buf, "%llu", &v) == 1 ? v : 0;
 }
 
+/* "PATH: " before a message about its map_files link: name what maps says. */
+static void pm_err_prefix(char *err, size_t errlen, const char *path)
+{
+	size_t pl = strlen(path) + 2, n = strlen(err) + 1;
+
+	if (pl >= errlen)
+		return;
+	if (n > errlen - pl)
+		n = errlen - pl;
+	memmove(err + pl, err, n);
+	memcpy(err, path, pl - 2);
+	err[pl - 2] = ':';
+	err[pl - 1] = ' ';
+	err[errlen - 1] = 0;
+}
+
 int uwprof_pm_object_open(pid_t pid, const struct uwprof_pm_entry *e,
 			  char *name, size_t len, struct stat *st,
 			  char *err, size_t errlen)
@@ -199,6 +215,8 @@ int uwprof_pm_object_open(pid_t pid, const struct uwprof_pm_entry *e,
 		 (unsigned long long)e->start, (unsigned long long)e->end);
 	fd = uwprof_file_open(name, UWPROF_FILE_INO_ONLY, &want, st, err,
 			      errlen);
+	if (fd == -ESTALE || fd == -ENOEXEC)
+		pm_err_prefix(err, errlen, e->path);
 	if (fd >= 0 || fd == -ESTALE || fd == -ENOEXEC)
 		return fd;
 	if (e->deleted) {
