@@ -267,6 +267,25 @@ static int elf_scan_sections(struct uwprof_elf *e, char *err, size_t errlen)
 	return 0;
 }
 
+/* .eh_frame_hdr through PT_GNU_EH_FRAME, for objects without sections. */
+static void elf_hdr_from_phdr(struct uwprof_elf *e, const GElf_Phdr *ph)
+{
+	Elf_Data *d;
+
+	if (!ph->p_filesz || !elf_in_file(e, ph->p_offset, ph->p_filesz))
+		return;
+	d = elf_getdata_rawchunk(e->elf, (int64_t)ph->p_offset, ph->p_filesz,
+				 ELF_T_BYTE);
+	if (!d || !d->d_buf)
+		return;
+	e->eh_frame_hdr.data = d->d_buf;
+	e->eh_frame_hdr.size = ph->p_filesz;
+	e->eh_frame_hdr.addr = ph->p_vaddr;
+	e->eh_frame_hdr.offset = ph->p_offset;
+	e->eh_frame_hdr.name = ".eh_frame_hdr";
+	e->eh_frame_hdr.present = 1;
+}
+
 /* Program headers: executable ranges, and notes/eh_frame_hdr without sections. */
 static int elf_scan_phdrs(struct uwprof_elf *e, char *err, size_t errlen)
 {
@@ -296,17 +315,8 @@ static int elf_scan_phdrs(struct uwprof_elf *e, char *err, size_t errlen)
 			if (d)
 				elf_take_build_id(e, d);
 		}
-		if (ph.p_type == PT_GNU_EH_FRAME && !e->eh_frame_hdr.present &&
-		    ph.p_filesz && elf_in_file(e, ph.p_offset, ph.p_filesz) &&
-		    (d = elf_getdata_rawchunk(e->elf, ph.p_offset, ph.p_filesz,
-					      ELF_T_BYTE)) && d->d_buf) {
-			e->eh_frame_hdr.data = d->d_buf;
-			e->eh_frame_hdr.size = ph.p_filesz;
-			e->eh_frame_hdr.addr = ph.p_vaddr;
-			e->eh_frame_hdr.offset = ph.p_offset;
-			e->eh_frame_hdr.name = ".eh_frame_hdr";
-			e->eh_frame_hdr.present = 1;
-		}
+		if (ph.p_type == PT_GNU_EH_FRAME && !e->eh_frame_hdr.present)
+			elf_hdr_from_phdr(e, &ph);
 	}
 	return 0;
 }
