@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ELF owner object for the table compiler: maps the file (or copies an
- * image), checks class, byte order, machine and type, and records the few
- * things the compiler needs: the CFI sections (decompressed), the build-id,
- * the .gnu_debuglink, and the executable segments. Everything found is
- * bounds-checked by libelf against the image; nothing here trusts an offset.
+ * ELF owner object for the table compiler: reads the file through libelf
+ * with pread (ELF_C_READ; never mapped, so a file cut short under us is a
+ * read error, not SIGBUS) or copies an image, checks class, byte order,
+ * machine and type, and records the few things the compiler needs: the
+ * CFI sections (decompressed, within the limits of elf_file.h), the
+ * build-id, the .gnu_debuglink, and the executable segments. Every offset
+ * is checked against the size the file had when opened before libelf is
+ * asked to read it; nothing here trusts an offset.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,13 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <linux/uwprof.h>
 
 #include "elf_file.h"
+#include "file_open.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -47,12 +50,9 @@ void uwprof_elf_close(struct uwprof_elf *e)
 		return;
 	if (e->elf)
 		elf_end(e->elf);
-	if (e->image) {
-		if (e->image_mapped)
-			munmap(e->image, e->image_size);
-		else
-			free(e->image);
-	}
+	if (e->fd >= 0)
+		close(e->fd);
+	free(e->image);
 	free(e->path);
 	free(e);
 }
@@ -75,14 +75,88 @@ static void elf_take_build_id(struct uwprof_elf *e, Elf_Data *d)
 	}
 }
 
+/* Whether [off, off + size) lies in the file as it was when opened. */
+static int elf_in_file(const struct uwprof_elf *e, uint64_t off, uint64_t size)
+{
+	return off <= e->image_size && size <= e->image_size - off &&
+	       size <= UWPROF_ELF_MAX_SECTION;
+}
+
+/* A section libelf may read whole: inside the file, within the limit. */
+static int elf_sec_fits(const struct uwprof_elf *e, const GElf_Shdr *sh,
+			const char *name, char *err, size_t errlen)
+{
+	if (sh->sh_type == SHT_NOBITS || elf_in_file(e, sh->sh_offset, sh->sh_size))
+		return 0;
+	return elf_fail(err, errlen, sh->sh_size > UWPROF_ELF_MAX_SECTION ? -EFBIG : -EINVAL,
+			"%s: %s at file offset 0x%llx: %llu bytes run past the end of the file (%zu bytes) or the limit of %llu",
+			e->path, name, (unsigned long long)sh->sh_offset,
+			(unsigned long long)sh->sh_size, e->image_size,
+			UWPROF_ELF_MAX_SECTION);
+}
+
+/*
+ * The size a compressed section says it inflates to, checked against the
+ * limits (elf_file.h) before libelf allocates that much: a few KiB of zlib
+ * can declare, and hold, gigabytes.
+ */
+static int elf_inflate_ok(struct uwprof_elf *e, Elf_Scn *scn,
+			  const GElf_Shdr *sh, const char *name, int gnu,
+			  char *err, size_t errlen)
+{
+	uint64_t want = 0, max;
+	Elf_Data *raw;
+	GElf_Chdr ch;
+	int i;
+
+	if (gnu) {
+		raw = elf_rawdata(scn, NULL);
+		/* "ZLIB" and the size, big-endian; else libelf refuses it. */
+		if (!raw || !raw->d_buf || raw->d_size < 12 ||
+		    memcmp(raw->d_buf, "ZLIB", 4))
+			return 0;
+		for (i = 0; i < 8; i++)
+			want = want << 8 | ((const uint8_t *)raw->d_buf)[4 + i];
+	} else {
+		if (!gelf_getchdr(scn, &ch))
+			return 0;
+		want = ch.ch_size;
+	}
+	max = sh->sh_size > UWPROF_ELF_MAX_INFLATED / UWPROF_ELF_INFLATE_RATIO ?
+	      UWPROF_ELF_MAX_INFLATED : sh->sh_size * UWPROF_ELF_INFLATE_RATIO;
+	if (want > max)
+		return elf_fail(err, errlen, -EFBIG,
+				"%s: %s at file offset 0x%llx: declares %llu bytes decompressed from %llu, over the limit of %llu (%dx, at most %llu)",
+				e->path, name, (unsigned long long)sh->sh_offset,
+				(unsigned long long)want,
+				(unsigned long long)sh->sh_size,
+				(unsigned long long)max, UWPROF_ELF_INFLATE_RATIO,
+				UWPROF_ELF_MAX_INFLATED);
+	if (want > UWPROF_ELF_MAX_INFLATED_ALL - e->inflated)
+		return elf_fail(err, errlen, -EFBIG,
+				"%s: %s at file offset 0x%llx: the object's compressed sections declare more than %llu bytes decompressed",
+				e->path, name, (unsigned long long)sh->sh_offset,
+				UWPROF_ELF_MAX_INFLATED_ALL);
+	e->inflated += want;
+	return 0;
+}
+
 static int elf_sec_load(struct uwprof_elf *e, Elf_Scn *scn, GElf_Shdr *sh,
 			const char *name, int gnu_compressed,
 			struct uwprof_elf_sec *sec, char *err, size_t errlen)
 {
 	Elf_Data *d;
+	int ret;
 
 	if (sh->sh_type == SHT_NOBITS)
 		return 0;
+	ret = elf_sec_fits(e, sh, name, err, errlen);
+	if (!ret && ((sh->sh_flags & SHF_COMPRESSED) || gnu_compressed))
+		ret = elf_inflate_ok(e, scn, sh, name,
+				     !(sh->sh_flags & SHF_COMPRESSED), err,
+				     errlen);
+	if (ret)
+		return ret;
 	if (sh->sh_flags & SHF_COMPRESSED) {
 		if (elf_compress(scn, 0, 0) < 0)
 			return elf_fail(err, errlen, -EINVAL,
@@ -164,12 +238,14 @@ static int elf_scan_sections(struct uwprof_elf *e, char *err, size_t errlen)
 			e->text_addr = sh.sh_addr;
 		} else if (!strcmp(name, ".got")) {
 			e->got_addr = sh.sh_addr;
-		} else if (sh.sh_type == SHT_NOTE && !e->build_id_size) {
+		} else if (sh.sh_type == SHT_NOTE && !e->build_id_size &&
+			   !elf_sec_fits(e, &sh, name, NULL, 0)) {
 			d = elf_getdata(scn, NULL);
 			if (d && d->d_buf)
 				elf_take_build_id(e, d);
 		} else if (!strcmp(name, ".gnu_debuglink") &&
-			   sh.sh_type != SHT_NOBITS) {
+			   sh.sh_type != SHT_NOBITS &&
+			   !elf_sec_fits(e, &sh, name, NULL, 0)) {
 			d = elf_getdata(scn, NULL);
 			if (d && d->d_buf && d->d_size >= 8) {
 				size_t n = strnlen(d->d_buf, d->d_size);
@@ -189,6 +265,25 @@ static int elf_scan_sections(struct uwprof_elf *e, char *err, size_t errlen)
 			return ret;
 	}
 	return 0;
+}
+
+/* .eh_frame_hdr through PT_GNU_EH_FRAME, for objects without sections. */
+static void elf_hdr_from_phdr(struct uwprof_elf *e, const GElf_Phdr *ph)
+{
+	Elf_Data *d;
+
+	if (!ph->p_filesz || !elf_in_file(e, ph->p_offset, ph->p_filesz))
+		return;
+	d = elf_getdata_rawchunk(e->elf, (int64_t)ph->p_offset, ph->p_filesz,
+				 ELF_T_BYTE);
+	if (!d || !d->d_buf)
+		return;
+	e->eh_frame_hdr.data = d->d_buf;
+	e->eh_frame_hdr.size = ph->p_filesz;
+	e->eh_frame_hdr.addr = ph->p_vaddr;
+	e->eh_frame_hdr.offset = ph->p_offset;
+	e->eh_frame_hdr.name = ".eh_frame_hdr";
+	e->eh_frame_hdr.present = 1;
 }
 
 /* Program headers: executable ranges, and notes/eh_frame_hdr without sections. */
@@ -213,23 +308,15 @@ static int elf_scan_phdrs(struct uwprof_elf *e, char *err, size_t errlen)
 			e->exec_hi[e->nr_exec] = ph.p_vaddr + ph.p_memsz;
 			e->nr_exec++;
 		}
-		if (ph.p_type == PT_NOTE && !e->build_id_size && ph.p_filesz) {
+		if (ph.p_type == PT_NOTE && !e->build_id_size && ph.p_filesz &&
+		    elf_in_file(e, ph.p_offset, ph.p_filesz)) {
 			d = elf_getdata_rawchunk(e->elf, ph.p_offset,
 						 ph.p_filesz, ELF_T_NHDR);
 			if (d)
 				elf_take_build_id(e, d);
 		}
-		if (ph.p_type == PT_GNU_EH_FRAME && !e->eh_frame_hdr.present &&
-		    ph.p_filesz && ph.p_offset <= e->image_size &&
-		    ph.p_filesz <= e->image_size - ph.p_offset) {
-			e->eh_frame_hdr.data = (const uint8_t *)e->image +
-					       ph.p_offset;
-			e->eh_frame_hdr.size = ph.p_filesz;
-			e->eh_frame_hdr.addr = ph.p_vaddr;
-			e->eh_frame_hdr.offset = ph.p_offset;
-			e->eh_frame_hdr.name = ".eh_frame_hdr";
-			e->eh_frame_hdr.present = 1;
-		}
+		if (ph.p_type == PT_GNU_EH_FRAME && !e->eh_frame_hdr.present)
+			elf_hdr_from_phdr(e, &ph);
 	}
 	return 0;
 }
@@ -298,7 +385,8 @@ static int elf_setup(struct uwprof_elf *e, char *err, size_t errlen)
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return elf_fail(err, errlen, -EINVAL, "%s: libelf: %s",
 				e->path, elf_errmsg(-1));
-	e->elf = elf_memory(e->image, e->image_size);
+	e->elf = e->image ? elf_memory(e->image, e->image_size) :
+			    elf_begin(e->fd, ELF_C_READ, NULL);
 	if (!e->elf)
 		return elf_fail(err, errlen, -EINVAL, "%s: ELF: %s", e->path,
 				elf_errmsg(-1));
@@ -335,67 +423,75 @@ static int elf_setup(struct uwprof_elf *e, char *err, size_t errlen)
 	return elf_scan_phdrs(e, err, errlen);
 }
 
-int uwprof_elf_open(const char *path, struct uwprof_elf **out,
-		    char *err, size_t errlen)
+/*
+ * Says that the file shrank, when it did: libelf then only reports a read
+ * error, and what happened is worth one clear line.
+ */
+static int elf_shrank(struct uwprof_elf *e, int ret, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (e->fd < 0 || fstat(e->fd, &st) ||
+	    (uint64_t)st.st_size >= e->image_size)
+		return ret;
+	return elf_fail(err, errlen, -EIO,
+			"%s: the file shrank from %zu to %lld bytes while being read",
+			e->path, e->image_size, (long long)st.st_size);
+}
+
+int uwprof_elf_open_fd(int fd, const char *name, struct uwprof_elf **out,
+		       char *err, size_t errlen)
 {
 	struct uwprof_elf *e;
 	struct stat stb;
+	int ret;
+
+	*out = NULL;
+	if (fstat(fd, &stb))
+		return elf_fail(err, errlen, -errno, "%s: %s", name,
+				strerror(errno));
+	if (!S_ISREG(stb.st_mode))
+		return elf_fail(err, errlen, -ENOEXEC, "%s: not a regular file",
+				name);
+	if (stb.st_size < (off_t)sizeof(Elf64_Ehdr))
+		return elf_fail(err, errlen, -ENOEXEC,
+				"%s: ELF header at offset 0: file too short (%lld bytes)",
+				name, (long long)stb.st_size);
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return elf_fail(err, errlen, -ENOMEM, "%s: out of memory", name);
+	e->path = strdup(name);
+	/* Ours: libelf reads through it until uwprof_elf_close(). */
+	e->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (!e->path || e->fd < 0) {
+		ret = elf_fail(err, errlen, e->path ? -errno : -ENOMEM,
+			       "%s: %s", name, e->path ? strerror(errno) :
+			       "out of memory");
+		uwprof_elf_close(e);
+		return ret;
+	}
+	e->image_size = (size_t)stb.st_size;
+	ret = elf_setup(e, err, errlen);
+	if (ret) {
+		ret = elf_shrank(e, ret, err, errlen);
+		uwprof_elf_close(e);
+		return ret;
+	}
+	*out = e;
+	return 0;
+}
+
+int uwprof_elf_open(const char *path, struct uwprof_elf **out,
+		    char *err, size_t errlen)
+{
 	int fd, ret;
 
 	*out = NULL;
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return elf_fail(err, errlen, -ENOMEM, "%s: out of memory", path);
-	e->path = strdup(path);
-	if (!e->path) {
-		free(e);
-		return elf_fail(err, errlen, -ENOMEM, "%s: out of memory", path);
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		elf_fail(err, errlen, ret, "%s: %s", path, strerror(errno));
-		goto close_elf;
-	}
-	if (fstat(fd, &stb)) {
-		ret = -errno;
-		elf_fail(err, errlen, ret, "%s: %s", path, strerror(errno));
-		goto close_fd;
-	}
-	if (!S_ISREG(stb.st_mode)) {
-		ret = elf_fail(err, errlen, -ENOEXEC, "%s: not a regular file",
-			       path);
-		goto close_fd;
-	}
-	if (stb.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-		ret = elf_fail(err, errlen, -ENOEXEC,
-			       "%s: ELF header at offset 0: file too short (%lld bytes)",
-			       path, (long long)stb.st_size);
-		goto close_fd;
-	}
-	e->image_size = stb.st_size;
-	/* Private and writable: libelf may write into the image it is given. */
-	e->image = mmap(NULL, e->image_size, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE, fd, 0);
-	if (e->image == MAP_FAILED) {
-		e->image = NULL;
-		ret = -errno;
-		elf_fail(err, errlen, ret, "%s: mmap: %s", path,
-			 strerror(errno));
-		goto close_fd;
-	}
-	e->image_mapped = 1;
+	fd = uwprof_file_open(path, 0, NULL, NULL, err, errlen);
+	if (fd < 0)
+		return fd;
+	ret = uwprof_elf_open_fd(fd, path, out, err, errlen);
 	close(fd);
-	ret = elf_setup(e, err, errlen);
-	if (ret)
-		goto close_elf;
-	*out = e;
-	return 0;
-
-close_fd:
-	close(fd);
-close_elf:
-	uwprof_elf_close(e);
 	return ret;
 }
 
@@ -413,6 +509,7 @@ int uwprof_elf_open_mem(const void *image, size_t size, const char *name,
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return elf_fail(err, errlen, -ENOMEM, "%s: out of memory", name);
+	e->fd = -1;
 	e->path = strdup(name);
 	/* A private copy, 8-byte aligned, so libelf can use it in place. */
 	e->image = malloc(size);
@@ -431,33 +528,130 @@ int uwprof_elf_open_mem(const void *image, size_t size, const char *name,
 	return 0;
 }
 
-void uwprof_elf_hash(const struct uwprof_elf *e, uint8_t out[20])
+int uwprof_elf_pread(const struct uwprof_elf *e, void *buf, size_t n,
+		     uint64_t off)
 {
-	const uint8_t *p = e->image;
-	uint64_t h1 = 0x9e3779b97f4a7c15ULL, h2 = 0xc2b2ae3d27d4eb4fULL, w;
-	uint32_t n32 = (uint32_t)e->image_size;
-	size_t i, n = e->image_size;
+	size_t got = 0;
+	ssize_t r;
+
+	if (off > e->image_size || n > e->image_size - off)
+		return -EIO;
+	if (e->image) {
+		memcpy(buf, (const uint8_t *)e->image + off, n);
+		return 0;
+	}
+	while (got < n) {
+		r = pread(e->fd, (uint8_t *)buf + got, n - got,
+			  (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -EIO;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+/* Two 64-bit lanes over a byte stream; all but the last call take n % 8 == 0. */
+struct elf_hash {
+	uint64_t	h1, h2;
+};
+
+static void elf_hash_init(struct elf_hash *h)
+{
+	h->h1 = 0x9e3779b97f4a7c15ULL;
+	h->h2 = 0xc2b2ae3d27d4eb4fULL;
+}
+
+static void elf_hash_add(struct elf_hash *h, const void *buf, size_t n)
+{
+	const uint8_t *p = buf;
+	uint64_t w;
+	size_t i;
 
 	for (i = 0; i + 8 <= n; i += 8) {
 		memcpy(&w, p + i, 8);
-		h1 = (h1 ^ w) * 0x100000001b3ULL;
-		h2 = (h2 + w) * 0xff51afd7ed558ccdULL;
-		h2 ^= h2 >> 29;
+		h->h1 = (h->h1 ^ w) * 0x100000001b3ULL;
+		h->h2 = (h->h2 + w) * 0xff51afd7ed558ccdULL;
+		h->h2 ^= h->h2 >> 29;
 	}
 	for (; i < n; i++) {
-		h1 = (h1 ^ p[i]) * 0x100000001b3ULL;
-		h2 = (h2 + p[i]) * 0xff51afd7ed558ccdULL;
+		h->h1 = (h->h1 ^ p[i]) * 0x100000001b3ULL;
+		h->h2 = (h->h2 + p[i]) * 0xff51afd7ed558ccdULL;
 	}
-	memcpy(out, &h1, 8);
-	memcpy(out + 8, &h2, 8);
-	memcpy(out + 16, &n32, 4);
 }
 
-int uwprof_elf_vaddr(const struct uwprof_elf *e, uint64_t addr,
+int uwprof_elf_hash(const struct uwprof_elf *e, uint8_t out[20])
+{
+	uint32_t n32 = (uint32_t)e->image_size;
+	size_t off, n, chunk = 1 << 20;
+	struct elf_hash h;
+	uint8_t *buf;
+
+	buf = malloc(chunk);
+	if (!buf)
+		return -ENOMEM;
+	elf_hash_init(&h);
+	for (off = 0; off < e->image_size; off += n) {
+		n = e->image_size - off < chunk ? e->image_size - off : chunk;
+		if (uwprof_elf_pread(e, buf, n, off)) {
+			free(buf);
+			return -EIO;
+		}
+		elf_hash_add(&h, buf, n);
+	}
+	free(buf);
+	memcpy(out, &h.h1, 8);
+	memcpy(out + 8, &h.h2, 8);
+	memcpy(out + 16, &n32, 4);
+	return 0;
+}
+
+/* A section into the CFI hash: presence, name, address, size, bytes. */
+static void elf_hash_sec(struct elf_hash *h, const struct uwprof_elf_sec *s)
+{
+	uint64_t w[3] = { (uint64_t)s->present, s->addr, s->size };
+
+	elf_hash_add(h, w, sizeof(w));
+	if (!s->present)
+		return;
+	if (s->name)
+		elf_hash_add(h, s->name, strlen(s->name) + 1);
+	if (!s->data)
+		return;
+	/* Whole words only until the last call: pad to 8. */
+	elf_hash_add(h, s->data, s->size & ~(size_t)7);
+	w[0] = 0;
+	memcpy(w, s->data + (s->size & ~(size_t)7), s->size & 7);
+	elf_hash_add(h, w, 8);
+}
+
+void uwprof_elf_cfi_hash(const struct uwprof_elf *e, uint8_t out[16])
+{
+	uint64_t w[4] = { e->arch, e->text_addr, e->got_addr, (uint64_t)e->is_go };
+	struct elf_hash h;
+	int i;
+
+	elf_hash_init(&h);
+	elf_hash_add(&h, w, sizeof(w));
+	elf_hash_add(&h, e->exec_lo, sizeof(e->exec_lo));
+	elf_hash_add(&h, e->exec_hi, sizeof(e->exec_hi));
+	elf_hash_sec(&h, &e->eh_frame);
+	elf_hash_sec(&h, &e->eh_frame_hdr);
+	elf_hash_sec(&h, &e->debug_frame);
+	for (i = 0; i < e->nr_plt; i++)
+		elf_hash_sec(&h, &e->plt[i]);
+	memcpy(out, &h.h1, 8);
+	memcpy(out + 8, &h.h2, 8);
+}
+
+int uwprof_elf_vaddr(const struct uwprof_elf *e, uint64_t addr, size_t want,
 		     const uint8_t **p, size_t *avail)
 {
+	uint64_t off, left;
 	size_t i, n;
 	GElf_Phdr ph;
+	Elf_Data *d;
 
 	if (elf_getphdrnum(e->elf, &n))
 		return -ENOENT;
@@ -466,12 +660,18 @@ int uwprof_elf_vaddr(const struct uwprof_elf *e, uint64_t addr,
 			continue;
 		if (addr < ph.p_vaddr || addr - ph.p_vaddr >= ph.p_filesz)
 			continue;
-		if (ph.p_offset > e->image_size ||
-		    ph.p_filesz > e->image_size - ph.p_offset)
+		off = ph.p_offset + (addr - ph.p_vaddr);
+		left = ph.p_filesz - (addr - ph.p_vaddr);
+		if (want && want < left)
+			left = want;
+		/* libelf keeps each chunk read, by offset and size, until elf_end. */
+		if (ph.p_offset > e->image_size || !elf_in_file(e, off, left))
 			return -ENOENT;
-		*p = (const uint8_t *)e->image + ph.p_offset +
-		     (addr - ph.p_vaddr);
-		*avail = ph.p_filesz - (addr - ph.p_vaddr);
+		d = elf_getdata_rawchunk(e->elf, (int64_t)off, left, ELF_T_BYTE);
+		if (!d || !d->d_buf)
+			return -ENOENT;
+		*p = d->d_buf;
+		*avail = left;
 		return 0;
 	}
 	return -ENOENT;
@@ -531,191 +731,4 @@ int uwprof_elf_find_debug(const struct uwprof_elf *e,
 	}
 	free(real);
 	return -ENOENT;
-}
-
-/*
- * The program headers read directly, without libelf and without mapping
- * the file: 'uwprof record' asks this of every object a process maps, and
- * of the vDSO image copied from it, before deciding whether to compile it.
- */
-/* Reads through either a file descriptor or an image in memory. */
-struct elf_src {
-	int		fd;
-	const uint8_t	*img;
-	size_t		size;
-};
-
-static int src_read(const struct elf_src *s, void *dst, size_t n, uint64_t off)
-{
-	if (s->img) {
-		if (off > s->size || n > s->size - off)
-			return -ENOEXEC;
-		memcpy(dst, s->img + off, n);
-		return 0;
-	}
-	return pread(s->fd, dst, n, (off_t)off) == (ssize_t)n ? 0 : -ENOEXEC;
-}
-
-static void elf_note_build_id(const struct elf_src *s, uint64_t off,
-			      uint64_t size, struct uwprof_elf_info *info)
-{
-	uint8_t buf[4096];
-	uint64_t pos = 0;
-
-	if (size > sizeof(buf))
-		size = sizeof(buf);
-	if (src_read(s, buf, (size_t)size, off))
-		return;
-	while (pos + 12 <= size) {
-		uint32_t nsz, dsz, type;
-		uint64_t name_at, desc_at;
-
-		memcpy(&nsz, buf + pos, 4);
-		memcpy(&dsz, buf + pos + 4, 4);
-		memcpy(&type, buf + pos + 8, 4);
-		name_at = pos + 12;
-		desc_at = name_at + ((nsz + 3ULL) & ~3ULL);
-		if (desc_at > size || dsz > size - desc_at)
-			return;
-		if (type == NT_GNU_BUILD_ID && nsz == 4 &&
-		    !memcmp(buf + name_at, "GNU", 4) && dsz) {
-			info->build_id_size = dsz < sizeof(info->build_id) ?
-					      dsz : sizeof(info->build_id);
-			memcpy(info->build_id, buf + desc_at, info->build_id_size);
-			return;
-		}
-		pos = desc_at + ((dsz + 3ULL) & ~3ULL);
-	}
-}
-
-/*
- * Checks the ELF header of 's' and hands each program header to 'fn' until
- * it returns non-zero (its answer) or they run out (0).
- */
-static int raw_phdrs(const struct elf_src *s, uint16_t *machine,
-		     int (*fn)(const struct elf_src *s, const Elf64_Phdr *ph,
-			       void *arg),
-		     void *arg)
-{
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	int i, ret;
-
-	if (src_read(s, &eh, sizeof(eh), 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB ||
-	    eh.e_phentsize != sizeof(ph) || eh.e_phnum > 256)
-		return -ENOEXEC;
-	if (machine)
-		*machine = eh.e_machine;
-	for (i = 0; i < eh.e_phnum; i++) {
-		if (src_read(s, &ph, sizeof(ph), eh.e_phoff + (uint64_t)i * sizeof(ph)))
-			return -ENOEXEC;
-		ret = fn(s, &ph, arg);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-static int info_phdr(const struct elf_src *s, const Elf64_Phdr *ph, void *arg)
-{
-	struct uwprof_elf_info *info = arg;
-
-	if (ph->p_type == PT_NOTE && !info->build_id_size)
-		elf_note_build_id(s, ph->p_offset, ph->p_filesz, info);
-	if (ph->p_type == PT_LOAD && info->nr_load < 16) {
-		info->load_vaddr[info->nr_load] = ph->p_vaddr;
-		info->load_offset[info->nr_load] = ph->p_offset;
-		info->load_filesz[info->nr_load] = ph->p_filesz;
-		info->load_flags[info->nr_load] = ph->p_flags;
-		info->nr_load++;
-	}
-	return 0;
-}
-
-static int elf_info(const struct elf_src *s, struct uwprof_elf_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	return raw_phdrs(s, &info->machine, info_phdr, info);
-}
-
-int uwprof_elf_info_file(const char *path, struct uwprof_elf_info *info)
-{
-	struct elf_src s = { .fd = open(path, O_RDONLY | O_CLOEXEC) };
-	int ret;
-
-	if (s.fd < 0)
-		return -errno;
-	ret = elf_info(&s, info);
-	close(s.fd);
-	return ret;
-}
-
-int uwprof_elf_info_mem(const void *image, size_t size,
-			struct uwprof_elf_info *info)
-{
-	struct elf_src s = { .fd = -1, .img = image, .size = size };
-
-	return elf_info(&s, info);
-}
-
-int uwprof_elf_bias(const struct uwprof_elf_info *info, uint64_t start,
-		    uint64_t offset, uint32_t pf, uint64_t *bias)
-{
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	int i, found = -1;
-
-	for (i = 0; i < info->nr_load; i++) {
-		uint64_t o = info->load_offset[i];
-
-		/* The mapping starts on the page holding the segment's start. */
-		if (offset < (o & ~(page - 1)) ||
-		    offset >= o + (info->load_filesz[i] ? info->load_filesz[i] : 1))
-			continue;
-		/* Else the first: a mapping mprotect'ed since it was made. */
-		if (found < 0)
-			found = i;
-		if (!((info->load_flags[i] ^ pf) & PF_X)) {
-			found = i;
-			break;
-		}
-	}
-	if (found < 0)
-		return -ENOENT;
-	*bias = start - offset -
-		(info->load_vaddr[found] - info->load_offset[found]);
-	return 0;
-}
-
-struct interp_buf {
-	char		*out;
-	size_t		len;
-};
-
-static int interp_phdr(const struct elf_src *s, const Elf64_Phdr *ph,
-		       void *arg)
-{
-	struct interp_buf *b = arg;
-
-	if (ph->p_type != PT_INTERP)
-		return 0;
-	if (!ph->p_filesz || ph->p_filesz >= b->len ||
-	    src_read(s, b->out, (size_t)ph->p_filesz, ph->p_offset))
-		return -ENOEXEC;
-	b->out[ph->p_filesz] = 0;
-	return 1;
-}
-
-int uwprof_elf_interp(const char *path, char *out, size_t len)
-{
-	struct elf_src s = { .fd = open(path, O_RDONLY | O_CLOEXEC) };
-	struct interp_buf b = { .out = out, .len = len };
-	int ret;
-
-	if (s.fd < 0)
-		return -errno;
-	ret = raw_phdrs(&s, NULL, interp_phdr, &b);
-	close(s.fd);
-	return ret == 1 ? 0 : ret ? ret : -ENOENT;
 }

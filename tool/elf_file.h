@@ -20,6 +20,22 @@
 #define UWPROF_ELF_MAX_EXEC	16
 #define UWPROF_ELF_MAX_PLT	4
 
+/*
+ * What one object may make the reader allocate. The file is read with
+ * pread (libelf's ELF_C_READ), never mapped: a file cut short while it is
+ * read fails the read instead of raising SIGBUS. A section read whole
+ * (CFI, PLT, notes, code for rows without CFI) is at most MAX_SECTION
+ * bytes; a compressed one (SHF_COMPRESSED or .zdebug_) may declare at most
+ * INFLATE_RATIO times its stored size and MAX_INFLATED bytes, and the
+ * object's together at most MAX_INFLATED_ALL. The largest CFI seen
+ * (libLLVM's .eh_frame, a few MiB; .debug_frame compresses 3-6x) is far
+ * below; a decompression bomb is refused before libelf allocates for it.
+ */
+#define UWPROF_ELF_MAX_SECTION		(1ULL << 30)
+#define UWPROF_ELF_INFLATE_RATIO	64
+#define UWPROF_ELF_MAX_INFLATED		(256ULL << 20)
+#define UWPROF_ELF_MAX_INFLATED_ALL	(512ULL << 20)
+
 struct uwprof_elf_sec {
 	const uint8_t	*data;
 	size_t		size;
@@ -31,9 +47,10 @@ struct uwprof_elf_sec {
 
 struct uwprof_elf {
 	char		*path;		/* for messages */
-	void		*image;		/* mmap'd file or private copy */
-	size_t		image_size;
-	int		image_mapped;	/* 1: munmap, 0: free */
+	void		*image;		/* an in-memory image's private copy */
+	size_t		image_size;	/* its size, or the file's when opened */
+	int		fd;		/* the file libelf reads, or -1 */
+	uint64_t	inflated;	/* bytes decompressed so far */
 	Elf		*elf;
 	GElf_Ehdr	ehdr;
 	uint16_t	arch;		/* enum uwprof_arch */
@@ -59,10 +76,16 @@ struct uwprof_elf {
 
 /*
  * Open and check an object. Returns 0 or a negative errno with one line in
- * 'err' (see table.h for the codes).
+ * 'err' (see table.h for the codes; -EFBIG: a section over the limits
+ * above; -EIO: the file shrank while it was read). uwprof_elf_open() opens
+ * 'path' through uwprof_file_open() (never a FIFO or a device);
+ * uwprof_elf_open_fd() reads a descriptor the caller opened and checked
+ * (it keeps a duplicate), 'name' naming it in messages.
  */
 int uwprof_elf_open(const char *path, struct uwprof_elf **out,
 		    char *err, size_t errlen);
+int uwprof_elf_open_fd(int fd, const char *name, struct uwprof_elf **out,
+		       char *err, size_t errlen);
 int uwprof_elf_open_mem(const void *image, size_t size, const char *name,
 			struct uwprof_elf **out, char *err, size_t errlen);
 void uwprof_elf_close(struct uwprof_elf *e);
@@ -80,17 +103,38 @@ int uwprof_elf_find_debug(const struct uwprof_elf *e,
 					struct uwprof_elf **out),
 			  struct uwprof_elf **out);
 
-/* The 64-bit hash of the whole image, for objects without a build-id. */
-void uwprof_elf_hash(const struct uwprof_elf *e, uint8_t out[20]);
+/*
+ * 'n' bytes of the file (or image) at offset 'off'. Returns 0, or -EIO when
+ * they are not all there (the file shrank since it was opened).
+ */
+int uwprof_elf_pread(const struct uwprof_elf *e, void *buf, size_t n,
+		     uint64_t off);
+
+/*
+ * The 128-bit hash of the whole image (and its size), for objects without
+ * a build-id. Returns 0 or -EIO (see uwprof_elf_pread()).
+ */
+int uwprof_elf_hash(const struct uwprof_elf *e, uint8_t out[20]);
+
+/*
+ * A 128-bit hash of what the table compiler reads of 'e' besides code:
+ * the CFI and PLT sections' bytes (decompressed) with their names,
+ * addresses and sizes, .eh_frame_hdr, the executable ranges, the .text and
+ * .got bases, the architecture. Two objects with one build-id and
+ * different CFI hash differently (the table cache's key).
+ */
+void uwprof_elf_cfi_hash(const struct uwprof_elf *e, uint8_t out[16]);
 
 /* Whether [lo, hi) lies in one executable segment (always, without phdrs). */
 int uwprof_elf_in_exec(const struct uwprof_elf *e, uint64_t lo, uint64_t hi);
 
 /*
- * Bytes of the file image at virtual address 'addr' (through PT_LOAD), and
- * how many follow in the same segment. Returns 0 or -ENOENT.
+ * Bytes of the file at virtual address 'addr' (through PT_LOAD): 'want' of
+ * them, or with 'want' 0 the rest of the segment; *avail says how many
+ * there are. Read once and kept until uwprof_elf_close(). Returns 0 or
+ * -ENOENT.
  */
-int uwprof_elf_vaddr(const struct uwprof_elf *e, uint64_t addr,
+int uwprof_elf_vaddr(const struct uwprof_elf *e, uint64_t addr, size_t want,
 		     const uint8_t **p, size_t *avail);
 
 /* What the program headers of one ELF object say. */
@@ -105,8 +149,12 @@ struct uwprof_elf_info {
 	uint32_t	load_flags[16];	/* p_flags: PF_R, PF_W, PF_X */
 };
 
-/* From a file or an in-memory image. Returns 0, -ENOEXEC or -errno. */
+/*
+ * From a file (opened with uwprof_file_open()), a descriptor or an
+ * in-memory image (elf_info.c). Returns 0, -ENOEXEC or -errno.
+ */
 int uwprof_elf_info_file(const char *path, struct uwprof_elf_info *info);
+int uwprof_elf_info_fd(int fd, struct uwprof_elf_info *info);
 int uwprof_elf_info_mem(const void *image, size_t size,
 			struct uwprof_elf_info *info);
 

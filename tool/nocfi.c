@@ -404,7 +404,8 @@ int uwprof_nocfi_add(const struct uwprof_elf *e, struct uwprof_cfi *c)
 
 		if (hi <= lo + 4 || hi - lo > GAP_MAX ||
 		    !uwprof_elf_in_exec(e, lo, hi) ||
-		    uwprof_elf_vaddr(e, lo, &code, &avail) || avail < hi - lo)
+		    uwprof_elf_vaddr(e, lo, hi - lo, &code, &avail) ||
+		    avail < hi - lo)
 			continue;
 		ret = gap_scan(e, c, code, lo, hi);
 	}
@@ -423,7 +424,8 @@ int uwprof_nocfi_run(const struct uwprof_elf *e, const struct uwprof_cfi_fde *f,
 	int ret;
 
 	if (f->hi <= f->lo || f->hi - f->lo > GAP_MAX ||
-	    uwprof_elf_vaddr(e, f->lo, &code, &avail) || avail < f->hi - f->lo)
+	    uwprof_elf_vaddr(e, f->lo, f->hi - f->lo, &code, &avail) ||
+	    avail < f->hi - f->lo)
 		return -EINVAL;
 	n = (size_t)(f->hi - f->lo) / 4;
 	st = calloc(n, sizeof(*st));

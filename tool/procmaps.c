@@ -18,6 +18,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "file_open.h"
 #include "procmaps.h"
 #include "vec.h"
 
@@ -177,24 +178,54 @@ uint64_t uwprof_pm_vsize(pid_t pid)
 	return sscanf(buf, "%llu", &v) == 1 ? v : 0;
 }
 
-int uwprof_pm_object_path(pid_t pid, const struct uwprof_pm_entry *e,
-			  char *buf, size_t len, struct stat *st)
+/* "PATH: " before a message about its map_files link: name what maps says. */
+static void pm_err_prefix(char *err, size_t errlen, const char *path)
 {
-	if (!e->deleted && !stat(e->path, st) && S_ISREG(st->st_mode) &&
-	    st->st_ino == e->inode) {
-		snprintf(buf, len, "%s", e->path);
-		return 0;
-	}
-	snprintf(buf, len, "/proc/%d/map_files/%llx-%llx", (int)pid,
+	size_t pl = strlen(path) + 2, n = strlen(err) + 1;
+
+	if (pl >= errlen)
+		return;
+	if (n > errlen - pl)
+		n = errlen - pl;
+	memmove(err + pl, err, n);
+	memcpy(err, path, pl - 2);
+	err[pl - 2] = ':';
+	err[pl - 1] = ' ';
+	err[errlen - 1] = 0;
+}
+
+int uwprof_pm_object_open(pid_t pid, const struct uwprof_pm_entry *e,
+			  char *name, size_t len, struct stat *st,
+			  char *err, size_t errlen)
+{
+	struct uwprof_file_want want = {
+		.dev_major = e->dev_major,
+		.dev_minor = e->dev_minor,
+		.ino = e->inode,
+	};
+	int fd;
+
+	/*
+	 * The kernel's own link to the mapped file, where we may follow it
+	 * (root): the path in maps may name another file by now. stat()
+	 * may report another device than maps through it (btrfs, overlayfs
+	 * layers), never another inode.
+	 */
+	snprintf(name, len, "/proc/%d/map_files/%llx-%llx", (int)pid,
 		 (unsigned long long)e->start, (unsigned long long)e->end);
-	if (!access(buf, R_OK) && !stat(buf, st))
-		return 0;
-	/* Overlay and FUSE roots may report another inode: trust the path. */
-	if (!e->deleted && !stat(e->path, st) && S_ISREG(st->st_mode)) {
-		snprintf(buf, len, "%s", e->path);
-		return 0;
+	fd = uwprof_file_open(name, UWPROF_FILE_INO_ONLY, &want, st, err,
+			      errlen);
+	if (fd == -ESTALE || fd == -ENOEXEC)
+		pm_err_prefix(err, errlen, e->path);
+	if (fd >= 0 || fd == -ESTALE || fd == -ENOEXEC)
+		return fd;
+	if (e->deleted) {
+		snprintf(err, errlen, "%s (deleted): cannot open it", e->path);
+		return -ENOENT;
 	}
-	return -ENOENT;
+	snprintf(name, len, "%s", e->path);
+	return uwprof_file_open(name, UWPROF_FILE_NOFOLLOW, &want, st, err,
+				errlen);
 }
 
 int uwprof_pm_read_mem(pid_t pid, uint64_t start, uint64_t end, void **out)

@@ -56,13 +56,18 @@ pid_t uwprof_pm_ppid(pid_t pid);
 uint64_t uwprof_pm_vsize(pid_t pid);
 
 /*
- * A path through which the object behind 'e' can be opened: its own path
- * when it is a regular file with the mapping's inode, else
- * /proc/PID/map_files/START-END; 'st' is that file's stat. Returns 0 or
- * -ENOENT.
+ * Opens the object behind 'e' for reading, as root may have to from a
+ * process it does not trust: through /proc/PID/map_files/START-END (the
+ * kernel resolves the very file mapped), else by its path with no symlink
+ * in it; either way without blocking or opening anything but a regular
+ * file, and only when it has the device and inode 'e' shows
+ * (file_open.h). 'name' gets the path opened (for messages, and where a
+ * debug link is looked for); 'st' its stat. Returns the descriptor, or a
+ * negative errno with one line in 'err' naming the path (-ENOENT: gone).
  */
-int uwprof_pm_object_path(pid_t pid, const struct uwprof_pm_entry *e,
-			  char *buf, size_t len, struct stat *st);
+int uwprof_pm_object_open(pid_t pid, const struct uwprof_pm_entry *e,
+			  char *name, size_t len, struct stat *st,
+			  char *err, size_t errlen);
 
 /* Reads [start, end) of the process's memory (the vDSO). Returns 0 or -errno. */
 int uwprof_pm_read_mem(pid_t pid, uint64_t start, uint64_t end, void **out);

@@ -100,7 +100,7 @@ void rec_obj_tables_free(struct rec_obj *o)
  * the reason is said once.
  */
 static void obj_table(struct recorder *r, struct rec_obj *o, const char *open_path,
-		      const void *image, size_t image_size)
+		      int fd, const void *image, size_t image_size, uid_t owner)
 {
 	struct uwprof_blob b;
 	int ret;
@@ -113,9 +113,8 @@ static void obj_table(struct recorder *r, struct rec_obj *o, const char *open_pa
 		o->no_table = 1;
 		return;
 	}
-	ret = uwprof_tcache_get(&r->cache, open_path, image, image_size,
-				r->arch, o->has_info ? o->info.build_id : NULL,
-				o->has_info ? o->info.build_id_size : 0, &b);
+	ret = uwprof_tcache_get(&r->cache, open_path, fd, image, image_size,
+				owner, &b);
 	if (ret) {
 		if (!r->o.quiet) {
 			if (ret == -ENODATA)
@@ -215,59 +214,88 @@ static void obj_note_file(struct rec_obj *o, const struct stat *st)
 static int obj_still_same(struct rec_obj *o, pid_t pid,
 			  const struct uwprof_pm_entry *e)
 {
-	char path[PATH_MAX + 64];
+	char path[PATH_MAX + 64], err[PATH_MAX + 256];
 	struct stat st;
+	int fd;
 
-	if (!o->has_info ||
-	    uwprof_pm_object_path(pid, e, path, sizeof(path), &st) ||
-	    ((uint64_t)st.st_size == o->size &&
-	     st.st_ctim.tv_sec == o->ctime.tv_sec &&
-	     st.st_ctim.tv_nsec == o->ctime.tv_nsec))
+	if (!o->has_info)
+		return 1;
+	fd = uwprof_pm_object_open(pid, e, path, sizeof(path), &st, err,
+				   sizeof(err));
+	if (fd < 0)
+		return 1;
+	close(fd);
+	if ((uint64_t)st.st_size == o->size &&
+	    st.st_ctim.tv_sec == o->ctime.tv_sec &&
+	    st.st_ctim.tv_nsec == o->ctime.tv_nsec)
 		return 1;
 	o->stale = 1;
 	return 0;
 }
 
+/* A copy of an object already loaded (same build-id and path) shares its table. */
+static struct rec_obj *obj_same_copy(struct recorder *r,
+				     const struct uwprof_pm_entry *e,
+				     const struct uwprof_elf_info *info,
+				     const struct stat *st)
+{
+	struct rec_obj *o;
+	size_t i;
+
+	for (i = 0; i < r->nr_objs; i++) {
+		o = &r->objs[i];
+		if (o->has_info && !o->vdso && !o->stale &&
+		    o->info.build_id_size == info->build_id_size &&
+		    !memcmp(o->info.build_id, info->build_id,
+			    info->build_id_size) &&
+		    !strcmp(o->path, e->path)) {
+			/* Found under the identity the maps show now. */
+			o->dev_major = e->dev_major;
+			o->dev_minor = e->dev_minor;
+			o->inode = e->inode;
+			obj_note_file(o, st);
+			return o;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The file is opened once, checked to be the mapped inode (procmaps.h),
+ * and everything read of it goes through that descriptor: a path swapped
+ * for a FIFO, a device or another file gets the object no table, with one
+ * line saying why, and nothing else happens.
+ */
 struct rec_obj *rec_obj_for_file(struct recorder *r, pid_t pid,
 				 const struct uwprof_pm_entry *e)
 {
-	char open_path[PATH_MAX + 64];
+	char open_path[PATH_MAX + 64], err[PATH_MAX + 256];
 	struct uwprof_elf_info info;
 	struct rec_obj *o;
 	struct stat st;
-	size_t i;
-	int have;
+	int fd, have;
 
 	o = rec_obj_lookup(r, e);
 	if (o && obj_still_same(o, pid, e))
 		return o;
-	have = !uwprof_pm_object_path(pid, e, open_path, sizeof(open_path),
-				      &st) &&
-	       !uwprof_elf_info_file(open_path, &info);
-	/* A copy of an object already loaded (same build-id) shares its table. */
+	fd = uwprof_pm_object_open(pid, e, open_path, sizeof(open_path), &st,
+				   err, sizeof(err));
+	have = fd >= 0 && !uwprof_elf_info_fd(fd, &info);
 	if (have && info.build_id_size) {
-		for (i = 0; i < r->nr_objs; i++) {
-			o = &r->objs[i];
-			if (o->has_info && !o->vdso && !o->stale &&
-			    o->info.build_id_size == info.build_id_size &&
-			    !memcmp(o->info.build_id, info.build_id,
-				    info.build_id_size) &&
-			    !strcmp(o->path, e->path)) {
-				/* Found under the identity the maps show now. */
-				o->dev_major = e->dev_major;
-				o->dev_minor = e->dev_minor;
-				o->inode = e->inode;
-				obj_note_file(o, &st);
-				return o;
-			}
+		o = obj_same_copy(r, e, &info, &st);
+		if (o) {
+			close(fd);
+			return o;
 		}
 	}
 	o = obj_new(r);
-	if (!o)
+	if (o)
+		o->path = strdup(e->path);
+	if (!o || !o->path) {
+		if (fd >= 0)
+			close(fd);
 		return NULL;
-	o->path = strdup(e->path);
-	if (!o->path)
-		return NULL;
+	}
 	o->dev_major = e->dev_major;
 	o->dev_minor = e->dev_minor;
 	o->inode = e->inode;
@@ -275,14 +303,22 @@ struct rec_obj *rec_obj_for_file(struct recorder *r, pid_t pid,
 		o->info = info;
 		o->has_info = 1;
 		obj_note_file(o, &st);
-		obj_table(r, o, open_path, NULL, 0);
+		obj_table(r, o, open_path, fd, NULL, 0, st.st_uid);
 	} else {
-		if (!r->o.quiet)
-			fprintf(stderr,
-				"uwprof record: %s: cannot read it; its frames use frame pointers\n",
-				e->path);
+		if (!r->o.quiet) {
+			if (fd < 0)
+				fprintf(stderr,
+					"uwprof record: %s; its frames use frame pointers\n",
+					err);
+			else
+				fprintf(stderr,
+					"uwprof record: %s: cannot read it; its frames use frame pointers\n",
+					e->path);
+		}
 		o->no_table = 1;
 	}
+	if (fd >= 0)
+		close(fd);
 	obj_commit(r);
 	obj_write(r, o, NULL, 0);
 	return o;
@@ -298,9 +334,15 @@ struct rec_obj *rec_obj_for_vdso(struct recorder *r, pid_t pid,
 	struct rec_obj *o;
 	void *img = NULL;
 	size_t size = (size_t)(e->end - e->start);
+	char proc[32];
+	struct stat ps;
 
 	if (r->vdso)
 		return r->vdso;
+	/* Its owner's: a process may write to its own copy of the vDSO. */
+	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
+	if (stat(proc, &ps))
+		return NULL;
 	if (uwprof_pm_read_mem(pid, e->start, e->end, &img))
 		return NULL;
 	o = obj_new(r);
@@ -316,7 +358,7 @@ struct rec_obj *rec_obj_for_vdso(struct recorder *r, pid_t pid,
 	o->vdso = 1;
 	if (!uwprof_elf_info_mem(img, size, &o->info)) {
 		o->has_info = 1;
-		obj_table(r, o, "[vdso]", img, size);
+		obj_table(r, o, "[vdso]", -1, img, size, ps.st_uid);
 	} else {
 		o->no_table = 1;
 	}

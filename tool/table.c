@@ -411,21 +411,35 @@ static int table_build(struct uwprof_cfi *c, const struct uwprof_elf *ex,
 	return tb_row(b, last_end, &end_rule, UWPROF_CFI_NO_REASON);
 }
 
-static uint32_t table_crc32(const uint8_t *p, size_t n)
+/* The CRC-32 of a whole file, read in pieces: it is not in memory. */
+static int table_crc32(const struct uwprof_elf *d, uint32_t *out)
 {
 	uint32_t tab[256], crc = 0xffffffffU, v;
-	size_t i;
+	size_t i, off, n, chunk = 1 << 20;
+	uint8_t *p;
 	int k;
 
+	p = malloc(chunk);
+	if (!p)
+		return -ENOMEM;
 	for (i = 0; i < 256; i++) {
 		v = (uint32_t)i;
 		for (k = 0; k < 8; k++)
 			v = (v & 1) ? 0xedb88320U ^ (v >> 1) : v >> 1;
 		tab[i] = v;
 	}
-	for (i = 0; i < n; i++)
-		crc = tab[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-	return crc ^ 0xffffffffU;
+	for (off = 0; off < d->image_size; off += n) {
+		n = d->image_size - off < chunk ? d->image_size - off : chunk;
+		if (uwprof_elf_pread(d, p, n, off)) {
+			free(p);
+			return -EIO;
+		}
+		for (i = 0; i < n; i++)
+			crc = tab[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+	}
+	free(p);
+	*out = crc ^ 0xffffffffU;
+	return 0;
 }
 
 static int table_try_debug(const struct uwprof_elf *e, const char *cand,
@@ -433,6 +447,7 @@ static int table_try_debug(const struct uwprof_elf *e, const char *cand,
 {
 	struct uwprof_elf *d;
 	char err[UWPROF_ERR_LEN];
+	uint32_t crc;
 
 	if (uwprof_elf_open(cand, &d, err, sizeof(err)))
 		return -ENOENT;
@@ -443,8 +458,8 @@ static int table_try_debug(const struct uwprof_elf *e, const char *cand,
 		if (d->build_id_size != e->build_id_size ||
 		    memcmp(d->build_id, e->build_id, e->build_id_size))
 			goto reject;
-	} else if (!e->has_debuglink ||
-		   table_crc32(d->image, d->image_size) != e->debuglink_crc) {
+	} else if (!e->has_debuglink || table_crc32(d, &crc) ||
+		   crc != e->debuglink_crc) {
 		goto reject;
 	}
 	*out = d;
@@ -486,7 +501,7 @@ static int table_eh_frame(const struct uwprof_elf *e, struct uwprof_cfi *c,
 		c->addr = e->eh_frame.addr;
 		return 0;
 	}
-	if (!h->present || uwprof_elf_vaddr(e, ptr, &p, &avail))
+	if (!h->present || uwprof_elf_vaddr(e, ptr, 0, &p, &avail))
 		return -ENODATA;
 	c->data = p;
 	c->size = avail;
@@ -619,8 +634,10 @@ static int table_compile_elf(struct uwprof_elf *e, int search_debug,
 		out->key_size = e->build_id_size < sizeof(out->key) ?
 				(uint8_t)e->build_id_size : sizeof(out->key);
 		memcpy(out->key, e->build_id, out->key_size);
+	} else if (uwprof_elf_hash(e, out->key)) {
+		tb_fail(out->err, "%s: the file shrank while being read", e->path);
+		ret = -EIO;
 	} else {
-		uwprof_elf_hash(e, out->key);
 		out->key_size = sizeof(out->key);
 		out->key_is_hash = 1;
 	}
@@ -640,36 +657,25 @@ static uint64_t table_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static int table_compile_common(const char *path, const void *image,
-				size_t size, struct uwprof_blob *out,
-				struct uwprof_table_stats *st)
+/* Documented in table.h. */
+int uwprof_table_compile_elf(struct uwprof_elf *e, int search_debug,
+			     struct uwprof_blob *out,
+			     struct uwprof_table_stats *st)
 {
 	struct uwprof_table_stats local;
-	struct uwprof_elf *e;
 	uint64_t t0 = table_now_ns();
+	char *q;
 	int ret;
 
 	if (!st)
 		st = &local;
 	memset(st, 0, sizeof(*st));
 	memset(out, 0, sizeof(*out));
-	if (image)
-		ret = uwprof_elf_open_mem(image, size, path, &e, out->err,
-					  sizeof(out->err));
-	else
-		ret = uwprof_elf_open(path, &e, out->err, sizeof(out->err));
-	if (ret)
-		return ret;
-	ret = table_compile_elf(e, !image, out, st);
-	uwprof_elf_close(e);
+	ret = table_compile_elf(e, search_debug, out, st);
 	if (ret) {
 		free(out->data);
 		out->data = NULL;
 		out->size = 0;
-	}
-	if (ret) {
-		char *q;
-
 		/* One line, whatever bytes a damaged object put in it. */
 		for (q = out->err; *q; q++)
 			if ((unsigned char)*q < 0x20 || *q == 0x7f)
@@ -679,10 +685,44 @@ static int table_compile_common(const char *path, const void *image,
 	return ret;
 }
 
+static int table_compile_common(const char *path, int fd, const void *image,
+				size_t size, struct uwprof_blob *out,
+				struct uwprof_table_stats *st)
+{
+	struct uwprof_elf *e;
+	uint64_t t0 = table_now_ns();
+	int ret;
+
+	if (st)
+		memset(st, 0, sizeof(*st));
+	memset(out, 0, sizeof(*out));
+	if (image)
+		ret = uwprof_elf_open_mem(image, size, path, &e, out->err,
+					  sizeof(out->err));
+	else if (fd >= 0)
+		ret = uwprof_elf_open_fd(fd, path, &e, out->err,
+					 sizeof(out->err));
+	else
+		ret = uwprof_elf_open(path, &e, out->err, sizeof(out->err));
+	if (ret)
+		return ret;
+	ret = uwprof_table_compile_elf(e, !image, out, st);
+	uwprof_elf_close(e);
+	if (st)
+		st->wall_ns = table_now_ns() - t0;
+	return ret;
+}
+
 int uwprof_table_compile(const char *path, struct uwprof_blob *out,
 			 struct uwprof_table_stats *st)
 {
-	return table_compile_common(path, NULL, 0, out, st);
+	return table_compile_common(path, -1, NULL, 0, out, st);
+}
+
+int uwprof_table_compile_fd(int fd, const char *name, struct uwprof_blob *out,
+			    struct uwprof_table_stats *st)
+{
+	return table_compile_common(name, fd, NULL, 0, out, st);
 }
 
 int uwprof_table_compile_mem(const void *image, size_t size, const char *name,
@@ -694,7 +734,7 @@ int uwprof_table_compile_mem(const void *image, size_t size, const char *name,
 		snprintf(out->err, sizeof(out->err), "%s: no image", name);
 		return -EINVAL;
 	}
-	return table_compile_common(name, image, size, out, st);
+	return table_compile_common(name, -1, image, size, out, st);
 }
 
 void uwprof_blob_free(struct uwprof_blob *b)

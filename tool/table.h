@@ -79,12 +79,33 @@ struct uwprof_table_stats {
  *   -ENOEXEC	not an ELF object this compiler handles (class, machine, type)
  *   -EINVAL	malformed ELF or CFI
  *   -E2BIG	more rows or rules than the blob format allows
+ *   -EFBIG	a section over the reader's limits (elf_file.h): too large,
+ *		or compressed to inflate past them
+ *   -EIO	the file shrank while it was read
  *   other	I/O or allocation failure
  * 'st' may be NULL. On failure out->data is NULL; uwprof_blob_free() is
  * safe either way.
  */
 int uwprof_table_compile(const char *path, struct uwprof_blob *out,
 			 struct uwprof_table_stats *st);
+
+/*
+ * The same over a descriptor the caller opened and checked (a file named in
+ * /proc/PID/maps: procmaps.h); 'name' names it in messages and is where a
+ * separate debug file's .gnu_debuglink is looked for.
+ */
+int uwprof_table_compile_fd(int fd, const char *name, struct uwprof_blob *out,
+			    struct uwprof_table_stats *st);
+
+/*
+ * The same over an object already open (elf_file.h), for a caller that
+ * reads it first (the table cache hashes its CFI); with 'search_debug'
+ * a separate debug file is looked for. 'e' stays the caller's.
+ */
+struct uwprof_elf;
+int uwprof_table_compile_elf(struct uwprof_elf *e, int search_debug,
+			     struct uwprof_blob *out,
+			     struct uwprof_table_stats *st);
 
 /*
  * The same over an ELF image in memory (a vDSO read from /proc/PID/mem, a

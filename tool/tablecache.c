@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Compiled-table cache for 'uwprof record' (see tablecache.h): choosing a
- * writable directory, looking a blob up by arch and build-id, checking it,
- * and storing a freshly compiled one whole (atomic_file.h), so concurrent
- * recorders never see a partial blob.
+ * writable directory, looking a blob up by its key (arch, build-id, owner,
+ * CFI hash), checking it, and storing a freshly compiled one whole
+ * (atomic_file.h), so concurrent recorders never see a partial blob.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,7 +16,17 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "elf_file.h"
 #include "tablecache.h"
+
+/* What one cache entry is for (see tablecache.h). */
+struct tc_key {
+	uint16_t	arch;
+	const uint8_t	*id;
+	size_t		idn;
+	uid_t		owner;
+	uint8_t		cfi[16];
+};
 
 static int mkdir_p(const char *dir)
 {
@@ -67,26 +77,35 @@ void uwprof_tcache_init(struct uwprof_tcache *c, const char *override_dir)
 		snprintf(c->dir, sizeof(c->dir), "%s", d);
 }
 
-static void cache_name(const struct uwprof_tcache *c, uint16_t arch,
-		       const uint8_t *id, size_t n, char *buf, size_t len)
+static void cache_hex(const uint8_t *p, size_t n, char *out)
 {
 	static const char hex[] = "0123456789abcdef";
-	char h[2 * 64 + 1];
 	size_t i;
 
-	for (i = 0; i < n && i < 64; i++) {
-		h[2 * i] = hex[id[i] >> 4];
-		h[2 * i + 1] = hex[id[i] & 15];
+	for (i = 0; i < n; i++) {
+		out[2 * i] = hex[p[i] >> 4];
+		out[2 * i + 1] = hex[p[i] & 15];
 	}
-	h[2 * i] = 0;
+	out[2 * n] = 0;
+}
+
+static void cache_name(const struct uwprof_tcache *c, const struct tc_key *k,
+		       char *buf, size_t len)
+{
+	char id[2 * 20 + 1], cfi[2 * 16 + 1];
+
+	cache_hex(k->id, k->idn, id);
+	cache_hex(k->cfi, sizeof(k->cfi), cfi);
 	/*
 	 * The format version is in the name, so uwprof builds of different
 	 * versions sharing a directory keep apart instead of replacing each
-	 * other's blobs on every miss.
+	 * other's blobs on every miss. The whole key is in the name: an
+	 * entry of another key (an older uwprof's, keyed by build-id alone)
+	 * is never opened.
 	 */
-	snprintf(buf, len, "%s/%s-%s.v%u.uwtb", c->dir,
-		 arch == UWPROF_ARCH_ARM64 ? "arm64" : "x86_64", h,
-		 UWPROF_TABLE_VERSION);
+	snprintf(buf, len, "%s/%s-%s-%u-%s.v%u.uwtb", c->dir,
+		 k->arch == UWPROF_ARCH_ARM64 ? "arm64" : "x86_64", id,
+		 (unsigned int)k->owner, cfi, UWPROF_TABLE_VERSION);
 }
 
 static int cache_load(const char *fn, uint16_t arch, const uint8_t *id,
@@ -158,36 +177,68 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-int uwprof_tcache_get(struct uwprof_tcache *c, const char *path,
-		      const void *image, size_t image_size, uint16_t arch,
-		      const uint8_t *build_id, size_t build_id_size,
+/* The key of an object just opened; 0, or -ENOENT when it has none. */
+static int cache_key(const struct uwprof_elf *e, int fd, uid_t owner,
+		     struct tc_key *k)
+{
+	struct stat st;
+
+	if (!e->build_id_size || e->build_id_size > 20)
+		return -ENOENT;
+	if (fd >= 0) {
+		if (fstat(fd, &st))
+			return -ENOENT;
+		owner = st.st_uid;
+	}
+	k->arch = e->arch;
+	k->id = e->build_id;
+	k->idn = e->build_id_size;
+	k->owner = owner;
+	uwprof_elf_cfi_hash(e, k->cfi);
+	return 0;
+}
+
+int uwprof_tcache_get(struct uwprof_tcache *c, const char *name, int fd,
+		      const void *image, size_t image_size, uid_t owner,
 		      struct uwprof_blob *out)
 {
-	int use = c->dir[0] && build_id && build_id_size &&
-		  build_id_size <= 20;
+	struct uwprof_table_stats st;
+	struct uwprof_elf *e;
+	struct tc_key k;
 	char fn[4400];
 	uint64_t t0;
-	int ret;
+	int use, ret;
 
+	memset(out, 0, sizeof(*out));
+	if (image)
+		ret = uwprof_elf_open_mem(image, image_size, name, &e, out->err,
+					  sizeof(out->err));
+	else
+		ret = uwprof_elf_open_fd(fd, name, &e, out->err,
+					 sizeof(out->err));
+	if (ret)
+		return ret;
+	use = c->dir[0] && !cache_key(e, image ? -1 : fd, owner, &k);
 	if (use) {
-		cache_name(c, arch, build_id, build_id_size, fn, sizeof(fn));
-		if (!cache_load(fn, arch, build_id, build_id_size, out)) {
+		cache_name(c, &k, fn, sizeof(fn));
+		if (!cache_load(fn, k.arch, k.id, k.idn, out)) {
 			c->hits++;
+			uwprof_elf_close(e);
 			return 0;
 		}
 	}
 	c->misses++;
 	t0 = now_ns();
-	if (image)
-		ret = uwprof_table_compile_mem(image, image_size, path, out, NULL);
-	else
-		ret = uwprof_table_compile(path, out, NULL);
+	ret = uwprof_table_compile_elf(e, !image, out, &st);
 	c->compile_ns += now_ns() - t0;
-	if (ret)
-		return ret;
-	/* Store under the build-id the compiler found, if it agrees. */
-	if (use && !out->key_is_hash && out->key_size == build_id_size &&
-	    !memcmp(out->key, build_id, build_id_size) && out->arch == arch)
+	/*
+	 * Stored only when the table came from the object itself (the
+	 * hash's bytes) and names the build-id of the key.
+	 */
+	if (!ret && use && st.source != UWPROF_SRC_DEBUG_FILE &&
+	    !out->key_is_hash && out->key_size == k.idn &&
+	    !memcmp(out->key, k.id, k.idn) && out->arch == k.arch)
 		cache_store(fn, out);
-	return 0;
+	uwprof_elf_close(e);
+	return ret;
 }

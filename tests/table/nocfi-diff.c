@@ -102,7 +102,8 @@ static void one_fde(const struct uwprof_elf *e, struct uwprof_cfi *c,
 	size_t avail;
 	int v;
 
-	if ((f->lo | f->hi) & 3 || !n || uwprof_elf_vaddr(e, f->lo, &code, &avail) ||
+	if ((f->lo | f->hi) & 3 || !n ||
+	    uwprof_elf_vaddr(e, f->lo, f->hi - f->lo, &code, &avail) ||
 	    avail < f->hi - f->lo || uwprof_cfi_run(c, f, collect, &rows))
 		goto out;
 	t->fdes++;

@@ -5,15 +5,21 @@
  * name, a hit serves it, and what must never be served is not: a blob of
  * the previous format version (under either name), a damaged blob, a blob
  * naming another build-id. Each of those is compiled again and replaced.
+ * And the key is more than the build-id: two objects built here with one
+ * build-id and different CFI get two entries, each its own table (a
+ * user's binary carrying libc's build-id must not provide libc's rows).
  *
  * Usage: tcache-test SCRATCH_DIR OBJECT (an x86_64 object with a build-id)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "elf_file.h"
 #include "tablecache.h"
@@ -45,17 +51,30 @@ static int write_blob(const char *path, const void *p, size_t n)
 	return (f && !fclose(f) && ok) ? 0 : -EIO;
 }
 
+/* One lookup of 'path' as the recorder makes it: through a descriptor. */
+static int get_blob(struct uwprof_tcache *c, const char *path, int *hit,
+		    struct uwprof_blob *b)
+{
+	uint64_t hits = c->hits;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = uwprof_tcache_get(c, path, fd, NULL, 0, 0, b);
+	close(fd);
+	*hit = c->hits > hits;
+	return ret;
+}
+
 /* One lookup: whether it hit, and the blob passes as this version's. */
 static int get(struct uwprof_tcache *c, int *hit)
 {
-	uint64_t hits = c->hits;
 	struct uwprof_blob b;
 	char err[256];
 	int ret;
 
-	ret = uwprof_tcache_get(c, obj, NULL, 0, UWPROF_ARCH_X86_64, bid,
-				bid_size, &b);
-	*hit = c->hits > hits;
+	ret = get_blob(c, obj, hit, &b);
 	if (!ret)
 		ret = uwprof_blob_check(b.data, b.size, err, sizeof(err));
 	uwprof_blob_free(&b);
@@ -99,6 +118,134 @@ static void other_id(struct uwprof_table_hdr *h)
 	h->build_id[0] ^= 1;
 }
 
+static int nr_entries(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	while (d && (de = readdir(d)))
+		n += strstr(de->d_name, ".uwtb") != NULL;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/*
+ * Two shared objects with one build-id (ld --build-id=0x...), one a leaf
+ * function, the other with a frame of 4 KiB and a call: different CFI.
+ */
+static int build_twins(const char dir[1024], char *a, char *b, size_t n)
+{
+	static const char *src[2] = {
+		"int f(int x) { return x * 3; }\n",
+		"void g(volatile char *);\n"
+		"int f(int x) { volatile char buf[4096]; g(buf); return buf[x]; }\n",
+	};
+	char cmd[4096], c[1100];
+	FILE *f;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(c, sizeof(c), "%s/twin%d.c", dir, i);
+		f = fopen(c, "w");
+		if (!f || fputs(src[i], f) < 0 || fclose(f))
+			return -1;
+		snprintf(cmd, sizeof(cmd),
+			 "cc -O2 -shared -fPIC -fasynchronous-unwind-tables "
+			 "-Wl,--build-id=0x5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed "
+			 "-o %s/twin%d.so %s", dir, i, c);
+		if (system(cmd))
+			return -1;
+	}
+	snprintf(a, n, "%s/twin0.so", dir);
+	snprintf(b, n, "%s/twin1.so", dir);
+	return 0;
+}
+
+static int same_blob(const struct uwprof_blob *x, const struct uwprof_blob *y)
+{
+	return x->size == y->size && !memcmp(x->data, y->data, x->size);
+}
+
+/* Looks 'path' up; whether the answer is the table compiled from it. */
+static int served_own(struct uwprof_tcache *c, const char *path, int *hit)
+{
+	struct uwprof_blob got, want;
+	int same;
+
+	if (get_blob(c, path, hit, &got))
+		return 0;
+	if (uwprof_table_compile(path, &want, NULL)) {
+		uwprof_blob_free(&got);
+		return 0;
+	}
+	same = same_blob(&got, &want);
+	uwprof_blob_free(&got);
+	uwprof_blob_free(&want);
+	return same;
+}
+
+/*
+ * The same bytes owned by another user: an entry of their own, so that a
+ * user's file never provides the table of root's (as root only: chown).
+ */
+static void owner(struct uwprof_tcache *c, const char *dir, const char *a)
+{
+	char cp[1200], cmd[2600];
+	int hit;
+
+	if (geteuid()) {
+		ok(1, "twins: a copy owned by another user # SKIP not root");
+		return;
+	}
+	snprintf(cp, sizeof(cp), "%s/twin0-nobody.so", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", a, cp);
+	if (system(cmd) || chown(cp, 65534, 65534)) {
+		ok(0, "twins: a copy owned by uid 65534");
+		return;
+	}
+	ok(served_own(c, cp, &hit) && !hit && nr_entries(dir) == 3,
+	   "twins: the same bytes owned by another user are not served root's entry");
+}
+
+/* A user's object with libc's build-id must not give libc its rows. */
+static void twins(const char *scratch)
+{
+	char dir[1024], a[1100], b[1100];
+	struct uwprof_tcache c;
+	struct uwprof_blob ba, bb;
+	int hit;
+
+	snprintf(dir, sizeof(dir), "%.1000s/twins", scratch);
+	if (mkdir(dir, 0755) || build_twins(dir, a, b, sizeof(a))) {
+		ok(0, "two objects with one build-id built with cc");
+		return;
+	}
+	if (uwprof_table_compile(a, &ba, NULL) ||
+	    uwprof_table_compile(b, &bb, NULL)) {
+		ok(0, "both twins compile");
+		return;
+	}
+	ok(ba.size >= sizeof(struct uwprof_table_hdr) &&
+	   bb.size >= sizeof(struct uwprof_table_hdr) &&
+	   !memcmp(((struct uwprof_table_hdr *)ba.data)->build_id,
+		   ((struct uwprof_table_hdr *)bb.data)->build_id, 20) &&
+	   !same_blob(&ba, &bb),
+	   "twins: one build-id, different tables");
+	uwprof_blob_free(&ba);
+	uwprof_blob_free(&bb);
+	uwprof_tcache_init(&c, dir);
+	ok(served_own(&c, a, &hit) && !hit, "twins: the first compiles");
+	ok(served_own(&c, a, &hit) && hit, "twins: the first is served from the cache");
+	ok(served_own(&c, b, &hit) && !hit,
+	   "twins: the second, same build-id, other CFI, gets its own table, not the first's");
+	ok(nr_entries(dir) == 2, "twins: two cache entries (%d)", nr_entries(dir));
+	ok(served_own(&c, b, &hit) && hit, "twins: the second is served its own entry");
+	ok(served_own(&c, a, &hit) && hit, "twins: the first still gets its own");
+	owner(&c, dir, a);
+}
+
 int main(int argc, char **argv)
 {
 	struct uwprof_tcache c;
@@ -139,5 +286,7 @@ int main(int argc, char **argv)
 	ok(!rename(file, old), "cache file renamed to the previous version's name");
 	ret = get(&c, &hit);
 	ok(!ret && !hit, "a file under the previous version's name is not served");
+
+	twins(argv[1]);
 	return tap_done();
 }
