@@ -4,17 +4,31 @@
  * connection (a profile request waits out its window, seconds to minutes,
  * without holding up the others). Here: the listening socket (TCP or
  * unix, bound before the daemon starts, so that a bad address is an
- * error at start), which requests are valid, and the answers.
+ * error at start), who may ask (the Host header on TCP, the bearer
+ * token, connections per client), which requests are valid, and the
+ * answers.
+ *
+ * Anyone who gets an answer reads whole-host profiles, so the default is
+ * a unix socket only root can connect to; TCP is asked for, and there a
+ * browser is kept out by the Host check (a page whose name was rebound
+ * to 127.0.0.1 still sends its own name).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -140,6 +154,270 @@ int agent_req_parse(const char *method, const char *path,
 	return profile_args(args, nr_args, q, msg, msglen);
 }
 
+/* ---------------------------------------------------------- who may ask */
+
+void agent_http_opts_init(struct agent_http_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->socket_path = AGENT_DEFAULT_SOCKET;
+	o->socket_mode = AGENT_DEFAULT_SOCKET_MODE;
+	o->socket_gid = (gid_t)-1;
+	o->timeout_s = AGENT_CONN_TIMEOUT;
+	o->per_client = AGENT_PER_CLIENT;
+}
+
+int agent_http_token_read(const char *path, char **token, char *err,
+			  size_t errlen)
+{
+	char buf[AGENT_MAX_TOKEN + 2];
+	struct stat st;
+	size_t len = 0, i, start;
+	ssize_t n;
+	int fd, e;
+
+	*token = NULL;
+	err[0] = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		e = errno;
+		snprintf(err, errlen, "--token-file %s: %s", path, strerror(e));
+		if (fd >= 0)
+			close(fd);
+		return -e;
+	}
+	while (len < sizeof(buf) - 1 &&
+	       (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	e = n < 0 ? errno : 0;
+	close(fd);
+	if (e) {
+		snprintf(err, errlen, "--token-file %s: %s", path, strerror(e));
+		return -e;
+	}
+	buf[len] = 0;
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' ||
+		       buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+		buf[--len] = 0;
+	for (start = 0; buf[start] == ' ' || buf[start] == '\t'; start++)
+		;
+	/* A header's value: visible ASCII, no spaces, so no header injection. */
+	for (i = start; i < len; i++)
+		if (buf[i] <= ' ' || buf[i] > '~')
+			break;
+	if (i < len || start == len || len - start > AGENT_MAX_TOKEN) {
+		snprintf(err, errlen,
+			 "--token-file %s: not one token of 1 to %d visible ASCII characters on one line",
+			 path, AGENT_MAX_TOKEN);
+		return -EINVAL;
+	}
+	*token = strdup(buf + start);
+	if (!*token) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (st.st_mode & (S_IROTH | S_IWOTH))
+		snprintf(err, errlen,
+			 "warning: --token-file %s can be read by other users (chmod 600 it)",
+			 path);
+	return 0;
+}
+
+/* The name of a Host header without its port, in 'out'. -1: malformed. */
+static int host_name(const char *host, char *out, size_t len)
+{
+	const char *end;
+	size_t n;
+
+	if (host[0] == '[') {
+		end = strchr(host, ']');
+		if (!end || (end[1] && end[1] != ':'))
+			return -1;
+		end++;
+	} else {
+		end = strchr(host, ':');
+		if (end && strchr(end + 1, ':'))
+			return -1;
+		if (!end)
+			end = host + strlen(host);
+	}
+	n = (size_t)(end - host);
+	if (!n || n >= len)
+		return -1;
+	memcpy(out, host, n);
+	out[n] = 0;
+	return 0;
+}
+
+/*
+ * TCP: whether the Host header names this agent. A page that rebinds its
+ * own name to 127.0.0.1 sends that name, which is in no list here.
+ */
+static int host_allowed(const struct agent_http *h, const char *host)
+{
+	static const char *const local[] = { "localhost", "127.0.0.1", "[::1]" };
+	char name[256], allowed[256];
+	size_t i;
+
+	if (!host || host_name(host, name, sizeof(name)))
+		return 0;
+	for (i = 0; i < sizeof(local) / sizeof(local[0]); i++)
+		if (!strcasecmp(name, local[i]))
+			return 1;
+	if (!strcasecmp(name, h->listen_host))
+		return 1;
+	for (i = 0; i < h->o.nr_allow_hosts; i++)
+		if (!host_name(h->o.allow_hosts[i], allowed, sizeof(allowed)) &&
+		    !strcasecmp(name, allowed))
+			return 1;
+	return 0;
+}
+
+/* In a time that depends on the token's length only, not on where they differ. */
+static int token_equal(const char *got, const char *want)
+{
+	size_t gl = strlen(got), wl = strlen(want), i;
+	unsigned char d = gl != wl;
+
+	for (i = 0; i < wl; i++)
+		d |= (unsigned char)want[i] ^ (unsigned char)(i < gl ? got[i] : 0);
+	return !d;
+}
+
+static int token_ok(const struct agent_http *h, struct MHD_Connection *c)
+{
+	const char *a;
+
+	if (!h->o.token)
+		return 1;
+	a = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+					MHD_HTTP_HEADER_AUTHORIZATION);
+	if (!a || strncasecmp(a, "Bearer ", 7))
+		return 0;
+	for (a += 7; *a == ' '; a++)
+		;
+	return token_equal(a, h->o.token);
+}
+
+int agent_conn_gone(const struct agent_conn *c)
+{
+	struct pollfd p;
+	char b;
+	ssize_t n;
+
+	if (!c || c->fd < 0)
+		return 0;
+	p.fd = c->fd;
+	p.events = POLLIN | POLLRDHUP;
+	p.revents = 0;
+	if (poll(&p, 1, 0) <= 0)
+		return 0;
+	if (p.revents & (POLLERR | POLLHUP | POLLRDHUP))
+		return 1;
+	/*
+	 * Bytes of a next request are no sign; an end of file is (a client
+	 * that only shut down its side is taken as gone too: HTTP clients
+	 * do not, and the answer could not be told from a closed one).
+	 */
+	n = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+			  errno != EINTR);
+}
+
+/* Unix socket: connections per user, for AGENT_PER_CLIENT. */
+struct agent_http_peer {
+	struct agent_http_peer *next;
+	uid_t		uid;
+	unsigned int	n;
+};
+
+/*
+ * MHD_OPTION_PER_IP_CONNECTION_LIMIT counts TCP addresses only; on the
+ * unix socket the peer's user is counted here. A connection over the
+ * limit is shut down at once: its thread reads the end and closes it
+ * before reading a request.
+ */
+static void on_connection(void *cls, struct MHD_Connection *c,
+			  void **socket_ctx, enum MHD_ConnectionNotificationCode toe)
+{
+	struct agent_http *h = cls;
+	struct agent_http_peer *p, **pp;
+	const union MHD_ConnectionInfo *ci;
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+
+	if (!h->socket_path || !h->o.per_client)
+		return;
+	pthread_mutex_lock(&h->lock);
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		p = *socket_ctx;
+		if (p)
+			p->n--;
+		for (pp = &h->peers; p && !p->n && *pp; pp = &(*pp)->next)
+			if (*pp == p) {
+				*pp = p->next;
+				free(p);
+				break;
+			}
+		*socket_ctx = NULL;
+		pthread_mutex_unlock(&h->lock);
+		return;
+	}
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cr,
+			      &crlen))
+		goto refuse;
+	for (p = h->peers; p && p->uid != cr.uid; p = p->next)
+		;
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			goto refuse;
+		p->uid = cr.uid;
+		p->next = h->peers;
+		h->peers = p;
+	}
+	if (p->n >= h->o.per_client)
+		goto refuse;
+	p->n++;
+	*socket_ctx = p;
+	pthread_mutex_unlock(&h->lock);
+	return;
+refuse:
+	*socket_ctx = NULL;
+	__atomic_add_fetch(&h->refused_peer, 1, __ATOMIC_RELAXED);
+	if (ci)
+		shutdown(ci->connect_fd, SHUT_RDWR);
+	pthread_mutex_unlock(&h->lock);
+}
+
+/*
+ * libmicrohttpd's own messages, each said once: a client that opens
+ * connection after connection over the limit would otherwise write a
+ * line to the journal for every one.
+ */
+static void on_log(void *cls, const char *fmt, va_list ap)
+{
+	static const char *said[32];
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	char line[512];
+	size_t i;
+
+	(void)cls;
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < 32 && said[i] && said[i] != fmt; i++)
+		;
+	if (i < 32 && said[i] == fmt) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	if (i < 32)
+		said[i] = fmt;
+	pthread_mutex_unlock(&lock);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = 0;
+	fprintf(stderr, "uwprof agent: http: %s (said once)\n", line);
+}
+
 /* -------------------------------------------------------------- answers */
 
 static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status,
@@ -160,6 +438,9 @@ static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status,
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET");
+	if (status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					"Bearer realm=\"uwprof\"");
 	if (status == 200 && !strcmp(type, "application/octet-stream"))
 		MHD_add_response_header(resp, "Content-Disposition",
 					"attachment; filename=\"profile\"");
@@ -244,7 +525,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				  size_t *upload_size, void **con_cls)
 {
 	static int first_call_seen;
-	const struct agent_source *src = cls;
+	struct agent_http *h = cls;
+	const struct agent_source *src = h->src;
+	const union MHD_ConnectionInfo *ci;
+	struct agent_conn conn = { .fd = -1 };
 	struct arg_list args = { .n = 0 };
 	enum agent_route route;
 	struct agent_req q;
@@ -261,6 +545,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		return MHD_YES;
 	}
 	*upload_size = 0;
+	if (!h->socket_path &&
+	    !host_allowed(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							 MHD_HTTP_HEADER_HOST))) {
+		__atomic_add_fetch(&h->refused_host, 1, __ATOMIC_RELAXED);
+		return answer_text(c, MHD_HTTP_MISDIRECTED_REQUEST,
+				   "this Host is not the agent's: use localhost or the address it listens on, or start it with --allow-host NAME");
+	}
+	if (!token_ok(h, c)) {
+		__atomic_add_fetch(&h->refused_token, 1, __ATOMIC_RELAXED);
+		return answer_text(c, MHD_HTTP_UNAUTHORIZED,
+				   "a bearer token is required (Authorization: Bearer TOKEN)");
+	}
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
 	status = agent_req_parse(method, url, args.v,
 				 args.n > AGENT_MAX_ARGS ? AGENT_MAX_ARGS + 1 : args.n,
@@ -271,7 +567,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		return answer_index(c, src);
 	if (route == AGENT_ROUTE_METRICS)
 		return answer_metrics(c, src);
-	status = src->profile(src->ctx, &q, &buf, &len, msg, sizeof(msg));
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (ci)
+		conn.fd = ci->connect_fd;
+	status = src->profile(src->ctx, &q, &conn, &buf, &len, msg, sizeof(msg));
 	if (status != 200)
 		return answer_text(c, (unsigned int)status, msg);
 	return answer(c, 200, "application/octet-stream", buf, len, 1);
@@ -279,27 +578,128 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 
 /* ------------------------------------------------------------ listening */
 
-static int listen_unix(const char *path, char *err, size_t errlen)
+/*
+ * The directory of the socket: created 0755 when missing; it must be
+ * root's or ours and writable by nobody else, or another user could
+ * swap the socket for theirs between our steps.
+ */
+static int unix_dir_check(const char *path, char *err, size_t errlen)
+{
+	char buf[sizeof(((struct sockaddr_un *)0)->sun_path)], *dir;
+	struct stat st;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	dir = dirname(buf);
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s", dir, strerror(e));
+		return -e;
+	}
+	if (stat(dir, &st)) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s", dir, strerror(e));
+		return -e;
+	}
+	if (!S_ISDIR(st.st_mode) || (st.st_uid && st.st_uid != geteuid()) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(err, errlen,
+			 "%s: the socket's directory must be root's and writable by no one else (mode %04o, owner %u); use one like /run/uwprof",
+			 dir, (unsigned int)(st.st_mode & 07777),
+			 (unsigned int)st.st_uid);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/*
+ * What is at 'path' before binding: nothing, or a socket nobody listens
+ * on (an agent that died), removed. Anything else is left alone.
+ */
+static int unix_stale_remove(const struct sockaddr_un *sa, char *err,
+			     size_t errlen)
+{
+	struct stat st;
+	int fd, e;
+
+	if (lstat(sa->sun_path, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "%s: exists and is not a socket",
+			 sa->sun_path);
+		return -EEXIST;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	e = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) ? errno : 0;
+	close(fd);
+	if (!e) {
+		snprintf(err, errlen, "%s: another agent serves on it",
+			 sa->sun_path);
+		return -EADDRINUSE;
+	}
+	if (e != ECONNREFUSED) {
+		snprintf(err, errlen, "%s: %s", sa->sun_path, strerror(e));
+		return -e;
+	}
+	return unlink(sa->sun_path) && errno != ENOENT ? -errno : 0;
+}
+
+/*
+ * Binds under a umask that leaves the socket the owner's only, sets its
+ * group and mode, and only then listens: until listen() a connect() is
+ * refused, so no one gets in under looser permissions meanwhile.
+ */
+static int listen_unix(struct agent_http *h, const char *path, char *err,
+		       size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
+	struct stat st;
+	mode_t old;
+	int fd, e;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		snprintf(err, errlen, "%s: socket path too long", path);
 		return -ENAMETOOLONG;
 	}
 	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    listen(fd, 64)) {
-		int e = errno;
-
-		snprintf(err, errlen, "%s: %s", path, strerror(e));
-		if (fd >= 0)
-			close(fd);
-		return -e;
+	e = unix_dir_check(path, err, errlen);
+	if (!e)
+		e = unix_stale_remove(&sa, err, errlen);
+	if (e) {
+		if (!err[0])
+			snprintf(err, errlen, "%s: %s", path, strerror(-e));
+		return e;
 	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		goto fail;
+	old = umask(0177);
+	e = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (e)
+		goto fail;
+	if (lstat(path, &st))
+		goto fail_unlink;
+	h->sock_dev = st.st_dev;
+	h->sock_ino = st.st_ino;
+	if ((h->o.socket_gid != (gid_t)-1 &&
+	     lchown(path, (uid_t)-1, h->o.socket_gid)) ||
+	    chmod(path, h->o.socket_mode) || listen(fd, 64))
+		goto fail_unlink;
 	return fd;
+fail_unlink:
+	e = errno;
+	unlink(path);
+	errno = e;
+fail:
+	e = errno;
+	snprintf(err, errlen, "%s: %s", path, strerror(e));
+	if (fd >= 0)
+		close(fd);
+	return -e;
 }
 
 /* "ADDR:PORT" or "[ADDR6]:PORT" split in place; NULL: malformed. */
@@ -366,25 +766,60 @@ static int bound_port(int fd)
 	return 0;
 }
 
-int agent_http_start(struct agent_http *h, const char *listen_at,
-		     const char *socket_path, const struct agent_source *src,
-		     char *err, size_t errlen)
+/* The ADDR of ADDR:PORT as a Host header names it: [v6] bracketed. */
+static void listen_host_set(struct agent_http *h, const char *listen_at)
+{
+	char host[256];
+
+	snprintf(host, sizeof(host), "%s", listen_at);
+	if (!split_port(host))
+		host[0] = 0;
+	snprintf(h->listen_host, sizeof(h->listen_host),
+		 strchr(host, ':') ? "[%s]" : "%s", host);
+}
+
+int agent_http_start(struct agent_http *h, const struct agent_http_opts *o,
+		     const struct agent_source *src, char *err, size_t errlen)
 {
 	memset(h, 0, sizeof(*h));
+	err[0] = 0;
+	h->o = *o;
 	h->src = src;
-	h->fd = socket_path ? listen_unix(socket_path, err, errlen) :
-			      listen_tcp(listen_at, err, errlen);
-	if (h->fd < 0)
+	pthread_mutex_init(&h->lock, NULL);
+	if (!o->listen && !o->socket_path) {
+		snprintf(err, errlen, "neither a socket nor an address to listen on");
+		pthread_mutex_destroy(&h->lock);
+		return -EINVAL;
+	}
+	h->fd = o->listen ? listen_tcp(o->listen, err, errlen) :
+			    listen_unix(h, o->socket_path, err, errlen);
+	if (h->fd < 0) {
+		pthread_mutex_destroy(&h->lock);
 		return h->fd;
-	h->socket_path = socket_path;
-	h->port = socket_path ? 0 : bound_port(h->fd);
+	}
+	if (o->listen) {
+		h->port = bound_port(h->fd);
+		listen_host_set(h, o->listen);
+	} else {
+		h->socket_path = o->socket_path;
+	}
+	/*
+	 * The time limit counts a connection's silence, not our handler's
+	 * time: a profile window of minutes is not cut, a client that sends
+	 * half a request and waits is.
+	 */
 	h->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION |
 				MHD_USE_INTERNAL_POLLING_THREAD |
 				MHD_USE_ERROR_LOG,
-				0, NULL, NULL, on_request, (void *)src,
+				0, NULL, NULL, on_request, h,
+				MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL,
 				MHD_OPTION_LISTEN_SOCKET, h->fd,
 				MHD_OPTION_CONNECTION_LIMIT,
 				(unsigned int)AGENT_MAX_CONNECTIONS,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				o->listen ? o->per_client : 0,
+				MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 				MHD_OPTION_END);
 	if (!h->d) {
 		snprintf(err, errlen, "starting the HTTP server failed");
@@ -397,13 +832,23 @@ int agent_http_start(struct agent_http *h, const char *listen_at,
 
 void agent_http_stop(struct agent_http *h)
 {
+	struct agent_http_peer *p;
+	struct stat st;
+
 	if (h->d)
 		MHD_stop_daemon(h->d);
 	h->d = NULL;
 	if (h->fd >= 0)
 		close(h->fd);
 	h->fd = -1;
-	if (h->socket_path)
+	/* Ours only: another agent may have taken the path since. */
+	if (h->socket_path && !lstat(h->socket_path, &st) &&
+	    st.st_dev == h->sock_dev && st.st_ino == h->sock_ino)
 		unlink(h->socket_path);
 	h->socket_path = NULL;
+	while ((p = h->peers)) {
+		h->peers = p->next;
+		free(p);
+	}
+	pthread_mutex_destroy(&h->lock);
 }
