@@ -375,7 +375,7 @@ static int agent_parse(struct rec_opts *o, struct agent_opts *a, int argc,
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	agent_http_opts_init(&a->http);
+	agent_access_opts_init(&a->http);
 	a->out.interval_s = AGENT_DEFAULT_INTERVAL;
 	a->out.keep_files = AGENT_DEFAULT_KEEP_FILES;
 	a->out.keep_bytes = AGENT_DEFAULT_KEEP_BYTES;
@@ -572,7 +572,7 @@ static int agent_files_read(struct agent_opts *a, char **token)
 
 	*token = NULL;
 	if (a->token_file) {
-		ret = agent_http_token_read(a->token_file, token, err,
+		ret = agent_access_token_read(a->token_file, token, err,
 					    sizeof(err));
 		if (err[0])
 			fprintf(stderr, "uwprof agent: %s\n", err);

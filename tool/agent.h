@@ -93,11 +93,11 @@ struct agent_conn {
  * 1 when the client closed its side of the connection (or it broke):
  * nobody waits for the answer any more. Never blocks.
  */
-int agent_conn_gone(const struct agent_conn *c);
+int agent_access_conn_gone(const struct agent_conn *c);
 
 /*
  * Where profiles come from. profile() blocks for the request's window,
- * ending early when agent_conn_gone(conn) (conn may be NULL: never);
+ * ending early when agent_access_conn_gone(conn) (conn may be NULL: never);
  * returns 200 with a malloc'd gzipped pprof in *buf, or an HTTP status
  * (500, 503) with one line in 'msg'. Called from several threads at once.
  */
@@ -116,7 +116,7 @@ struct agent_source {
 
 struct MHD_Daemon;
 
-/* Where and to whom the agent answers (agent_http_opts_init: the defaults). */
+/* Where and to whom the agent answers (agent_access_opts_init: the defaults). */
 struct agent_http_opts {
 	const char	*listen;	/* "ADDR:PORT": TCP; NULL: socket_path */
 	const char	*socket_path;
@@ -131,14 +131,14 @@ struct agent_http_opts {
 };
 
 /* The unix socket AGENT_DEFAULT_SOCKET, 0600, no TCP, no token. */
-void agent_http_opts_init(struct agent_http_opts *o);
+void agent_access_opts_init(struct agent_http_opts *o);
 
 /*
  * Reads a bearer token from 'path' (one line; surrounding white space
  * dropped) into a malloc'd *token. 0, or -errno with one line in 'err'.
  * With 0, 'err' is a warning when others may read the file, else "".
  */
-int agent_http_token_read(const char *path, char **token, char *err,
+int agent_access_token_read(const char *path, char **token, char *err,
 			  size_t errlen);
 
 struct agent_http_peer;
@@ -168,6 +168,23 @@ int agent_http_start(struct agent_http *h, const struct agent_http_opts *o,
 		     const struct agent_source *src, char *err, size_t errlen);
 /* Stops serving (waits for the answers in progress) and removes the socket. */
 void agent_http_stop(struct agent_http *h);
+
+/* ------------------------------------------------ agent_access.c */
+
+struct MHD_Connection;
+
+/* TCP: 1 when 'host' (a Host header, or NULL) names this agent. */
+int agent_access_host_ok(const struct agent_http *h, const char *host);
+/* 1 when no token is required or the request carries it. */
+int agent_access_token_ok(const struct agent_http *h, struct MHD_Connection *c);
+/*
+ * A connection started or 'closed' (libmicrohttpd's notice, 'cls': the
+ * agent_http; *socket_ctx: the connection's own pointer).
+ */
+void agent_access_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
+			 int closed);
+/* After the server stopped: what the notices kept, freed. */
+void agent_access_fini(struct agent_http *h);
 
 /* ------------------------------------------------ agent_window.c */
 

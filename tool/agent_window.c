@@ -421,7 +421,7 @@ static int wins_wait(struct agent_wins *ws, struct agent_win *win,
 			pthread_cond_wait(&ws->cond, &ws->lock);
 			continue;
 		}
-		if (!win->cancel && agent_conn_gone(conn)) {
+		if (!win->cancel && agent_access_conn_gone(conn)) {
 			win->cancel = 1;
 			if (write(ws->wake_fd, &one, sizeof(one)) < 0)
 				one = 1;

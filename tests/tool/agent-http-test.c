@@ -45,7 +45,7 @@ static int fake_window(const struct agent_req *q, const struct agent_conn *conn,
 
 	__atomic_store_n(&fake_waiting, 1, __ATOMIC_SEQ_CST);
 	while (now_s() < end) {
-		if (agent_conn_gone(conn)) {
+		if (agent_access_conn_gone(conn)) {
 			__atomic_add_fetch(&fake_cancelled, 1, __ATOMIC_SEQ_CST);
 			snprintf(msg, msglen, "gone");
 			return 500;
@@ -302,7 +302,7 @@ static void check_host(const char *scratch)
 	int st;
 
 	(void)scratch;
-	agent_http_opts_init(&o);
+	agent_access_opts_init(&o);
 	o.listen = "127.0.0.1:0";
 	o.allow_hosts = (const char **)allow;
 	o.nr_allow_hosts = 1;
@@ -357,7 +357,7 @@ static void check_token(const char *scratch)
 		fputs("two words\n", f);
 		fclose(f);
 	}
-	ok(agent_http_token_read(path, &tok, err, sizeof(err)) == -EINVAL && !tok,
+	ok(agent_access_token_read(path, &tok, err, sizeof(err)) == -EINVAL && !tok,
 	   "token: a file of two words is refused: %s", err);
 	f = fopen(path, "w");
 	if (f) {
@@ -365,13 +365,13 @@ static void check_token(const char *scratch)
 		fclose(f);
 	}
 	chmod(path, 0644);
-	st = agent_http_token_read(path, &tok, err, sizeof(err));
+	st = agent_access_token_read(path, &tok, err, sizeof(err));
 	ok(st == 0 && tok && !strcmp(tok, "s3cret-Token.42") &&
 	   strstr(err, "warning"),
 	   "token: read from the file, a warning as others may read it");
 	if (st)
 		return;
-	agent_http_opts_init(&o);
+	agent_access_opts_init(&o);
 	o.listen = "127.0.0.1:0";
 	o.token = tok;
 	st = agent_http_start(&h, &o, &fake, err, sizeof(err));
@@ -456,7 +456,7 @@ static void check_default(const char *scratch)
 	struct stat sb;
 	int st, fd;
 
-	agent_http_opts_init(&o);
+	agent_access_opts_init(&o);
 	ok(!o.listen && o.socket_path && !strcmp(o.socket_path, AGENT_DEFAULT_SOCKET) &&
 	   o.socket_mode == 0600 && o.timeout_s > 0 && o.per_client > 0,
 	   "default: the unix socket %s, 0600, no TCP address", o.socket_path);
@@ -595,7 +595,7 @@ static void check_slowloris(void)
 	int fds[SLOW_CLIENTS], i, st, closed, opened = 0;
 	double t0, t_ok;
 
-	agent_http_opts_init(&o);
+	agent_access_opts_init(&o);
 	o.listen = "127.0.0.1:0";
 	o.timeout_s = 1;
 	st = agent_http_start(&h, &o, &fake, err, sizeof(err));
@@ -642,7 +642,7 @@ static void check_peer_limit(const char *scratch)
 	uint64_t refused;
 	double t0;
 
-	agent_http_opts_init(&o);
+	agent_access_opts_init(&o);
 	snprintf(path, sizeof(path), "%s/run/peer.sock", scratch);
 	o.socket_path = path;
 	o.timeout_s = 1;
@@ -687,7 +687,7 @@ static void check_cancel(void)
 	int fd, st, i;
 	double t0, t1;
 
-	agent_http_opts_init(&o);
+	agent_access_opts_init(&o);
 	o.listen = "127.0.0.1:0";
 	st = agent_http_start(&h, &o, &fake, err, sizeof(err));
 	ok(st == 0, "cancel: listens (%s)", st ? err : "ok");
@@ -735,7 +735,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	check_parse();
-	agent_http_opts_init(&o);
+	agent_access_opts_init(&o);
 	o.listen = "127.0.0.1:0";
 	st = agent_http_start(&h, &o, &fake, err, sizeof(err));
 	ok(st == 0 && h.port > 0, "listens on 127.0.0.1, port %d", h.port);
