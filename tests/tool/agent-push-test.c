@@ -388,7 +388,7 @@ static void check_header_file(void)
 	   rcv.auth, rcv.org);
 	pthread_mutex_unlock(&rcv.lock);
 	ok(in_cmdline("file-s3cret-91") == 0 && in_cmdline("tenant-from-file") == 0 &&
-	   in_cmdline("agent-push-test") == 1,
+	   in_cmdline(program_invocation_short_name) == 1,
 	   "header file: its values are not in /proc/self/cmdline (which is read)");
 	for (i = 1; i < n; i++)
 		free((char *)hdrs[i]);
