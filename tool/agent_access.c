@@ -41,7 +41,7 @@ int agent_access_token_read(const char *path, char **token, char *err,
 	char buf[AGENT_MAX_TOKEN + 2];
 	struct stat st;
 	size_t len = 0, i, start;
-	ssize_t n;
+	ssize_t n = 0;
 	int fd, e;
 
 	*token = NULL;
@@ -74,12 +74,15 @@ int agent_access_token_read(const char *path, char **token, char *err,
 		if (buf[i] <= ' ' || buf[i] > '~')
 			break;
 	if (i < len || start == len || len - start > AGENT_MAX_TOKEN) {
+		explicit_bzero(buf, sizeof(buf));
 		snprintf(err, errlen,
 			 "--token-file %s: not one token of 1 to %d visible ASCII characters on one line",
 			 path, AGENT_MAX_TOKEN);
 		return -EINVAL;
 	}
 	*token = strdup(buf + start);
+	/* The stack is not left holding the secret. */
+	explicit_bzero(buf, sizeof(buf));
 	if (!*token) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
