@@ -125,21 +125,27 @@ _uwprof()
 	agent)
 		_uwprof_target_arg "$prev" "$cur" && return 0
 		case $prev in
-		--socket)
+		--socket|--token-file|--push-header-file)
 			_uwprof_reply -f -- "$cur"; return 0 ;;
+		--socket-group)
+			_uwprof_reply -g -- "$cur"; return 0 ;;
+		--socket-mode)
+			_uwprof_reply -W "0600 0660" -- "$cur"; return 0 ;;
 		--output-dir)
 			_uwprof_reply -d -- "$cur"; return 0 ;;
 		--push-header)
-			_uwprof_reply -W "'X-Scope-OrgID: ' 'Authorization: '" -- "$cur"
+			# Not secrets: ps shows them (those go in --push-header-file).
+			_uwprof_reply -W "'X-Scope-OrgID: '" -- "$cur"
 			return 0 ;;
-		--listen|--interval|--keep-files|--keep-bytes|--push|--push-name|\
-		--push-timeout)
+		--listen|--allow-host|--interval|--keep-files|--keep-bytes|--push|\
+		--push-name|--push-timeout)
 			return 0 ;;
 		esac
-		opts="--listen --socket -F --freq -a --all-cpus -p --pid --cgroup
+		opts="--socket --socket-mode --socket-group --listen --allow-host
+		      --token-file -F --freq -a --all-cpus -p --pid --cgroup
 		      --comm --cache-dir --output-dir --interval --keep-files
-		      --keep-bytes --push --push-name --push-header --push-timeout
-		      --help"
+		      --keep-bytes --push --push-name --push-header
+		      --push-header-file --push-timeout --help"
 		;;
 	status)
 		opts="--help"

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,29 +39,45 @@
 #define AGENT_WAIT_MS	1000
 
 struct agent_opts {
-	const char	*listen;
-	const char	*socket;
-	char		listen_buf[64];
+	struct agent_http_opts http;
+	int		socket_given, socket_opts_given;
+	const char	*token_file;
+	const char	*allow_hosts[16];
 	struct agent_out_opts out;
 	int		out_given;	/* OUT_NEEDS_*: options given that need others */
-	const char	*headers[16];
+	const char	*header_file;
+	const char	**headers;	/* malloc'd: --push-header, then the file's */
+	size_t		nr_argv_headers;
 };
 
 static void agent_usage(FILE *f)
 {
 	fprintf(f,
-"usage: uwprof agent [--listen ADDR:PORT | --socket PATH] [-F HZ]\n"
+"usage: uwprof agent [--socket PATH [--socket-mode MODE] [--socket-group GROUP]\n"
+"                     | --listen ADDR:PORT [--allow-host NAME]...]\n"
+"                    [--token-file FILE] [-F HZ]\n"
 "                    [-a | -p PID[,PID...]] [--cgroup PATH] [--comm NAME]\n"
 "                    [--cache-dir DIR]\n"
 "                    [--output-dir DIR [--keep-files N] [--keep-bytes SIZE]]\n"
 "                    [--push URL [--push-name NAME] [--push-header 'NAME: VALUE']\n"
-"                     [--push-timeout S]] [--interval S]\n"
+"                     [--push-header-file FILE] [--push-timeout S]] [--interval S]\n"
 "  Sample continuously and serve CPU profiles (gzipped pprof) over HTTP:\n"
 "    GET /debug/pprof/profile?seconds=N[&pid=PID][&comm=NAME][&cgroup=PATH]\n"
 "  the next N seconds (default %d, at most %d) of user call stacks, and\n"
 "    GET /  an index page,  GET /metrics  the agent's own state.\n"
-"  --listen ADDR:PORT  numeric address and port (default 127.0.0.1:%d)\n"
-"  --socket PATH       a unix socket instead (removed at exit)\n"
+"  Whoever can connect reads profiles of the whole host (function names,\n"
+"  paths, pids): by default only root, on a unix socket.\n"
+"  --socket PATH       the unix socket (default %s; its directory must be\n"
+"                      writable by root only; removed at exit)\n"
+"  --socket-mode MODE  its permissions, octal (default 0600; 0660 with\n"
+"                      --socket-group)\n"
+"  --socket-group GROUP  its group, a name or number: members may connect\n"
+"  --listen ADDR:PORT  TCP instead, numeric address and port (e.g.\n"
+"                      127.0.0.1:%d); requests must name the agent in Host:\n"
+"                      localhost, 127.0.0.1, [::1], ADDR or an --allow-host\n"
+"  --allow-host NAME   a further Host name accepted on TCP (repeatable)\n"
+"  --token-file FILE   require 'Authorization: Bearer TOKEN', TOKEN read\n"
+"                      from FILE (one line)\n"
 "  -F, --freq HZ       samples per second per CPU (default %d)\n"
 "  -a, --all-cpus      every process on the system (the default)\n"
 "  -p, --pid PIDS      only these processes (comma separated)\n"
@@ -73,27 +90,33 @@ static void agent_usage(FILE *f)
 "  --output-dir DIR    written to DIR/uwprof-YYYYMMDDTHHMMSSZ.pb.gz (start, UTC)\n"
 "  --keep-files N      the oldest removed beyond N files (default %d)\n"
 "  --keep-bytes SIZE   ... or beyond SIZE bytes, K/M/G suffixes (default 256M)\n"
-"  --push URL          POSTed to URL/ingest, Pyroscope's HTTP API\n"
+"  --push URL          POSTed to URL/ingest, Pyroscope's HTTP API (a URL\n"
+"                      with user:password@ is refused: use a header file)\n"
 "  --push-name NAME    its application name (default uwprof{hostname=HOST})\n"
-"  --push-header H     an extra request header, e.g. 'X-Scope-OrgID: 1'\n"
+"  --push-header H     an extra request header, e.g. 'X-Scope-OrgID: 1'; it\n"
+"                      shows in ps: never a secret\n"
+"  --push-header-file FILE  extra headers, one 'Name: value' a line, for\n"
+"                      secrets (Authorization: ...)\n"
 "  --push-timeout S    time limit per try (default %d); 3 tries at most\n"
-"  No authentication: anyone who can connect gets profiles of the whole\n"
-"  host (function names, paths, pids). Keep the default loopback address\n"
-"  or a unix socket; put a proxy with authentication in front for remote\n"
-"  access. Stops on SIGINT or SIGTERM.\n"
+"  Connections: %d at once, %d per client address or user; one silent for\n"
+"  %d s is dropped. Stops on SIGINT or SIGTERM.\n"
 "  exit: as 'uwprof record' (1 error, 2 usage, 3 no module, 4 permission,\n"
 "        5 no such process or cgroup, 6 --output-dir not usable,\n"
 "        7 another session is sampling and the loaded module samples\n"
 "        one at a time)\n",
-		AGENT_DEFAULT_SECONDS, AGENT_MAX_SECONDS, AGENT_DEFAULT_PORT,
-		AGENT_DEFAULT_FREQ, AGENT_DEFAULT_INTERVAL, AGENT_MAX_INTERVAL,
-		AGENT_DEFAULT_KEEP_FILES, AGENT_DEFAULT_PUSH_TIMEOUT);
+		AGENT_DEFAULT_SECONDS, AGENT_MAX_SECONDS, AGENT_DEFAULT_SOCKET,
+		AGENT_DEFAULT_PORT, AGENT_DEFAULT_FREQ, AGENT_DEFAULT_INTERVAL,
+		AGENT_MAX_INTERVAL, AGENT_DEFAULT_KEEP_FILES,
+		AGENT_DEFAULT_PUSH_TIMEOUT, AGENT_MAX_CONNECTIONS,
+		AGENT_PER_CLIENT, AGENT_CONN_TIMEOUT);
 }
 
 enum {
-	OPT_LISTEN = 256, OPT_SOCKET, OPT_CGROUP, OPT_COMM, OPT_CACHE_DIR,
+	OPT_LISTEN = 256, OPT_SOCKET, OPT_SOCKET_MODE, OPT_SOCKET_GROUP,
+	OPT_ALLOW_HOST, OPT_TOKEN_FILE, OPT_CGROUP, OPT_COMM, OPT_CACHE_DIR,
 	OPT_OUTPUT_DIR, OPT_INTERVAL, OPT_KEEP_FILES, OPT_KEEP_BYTES,
-	OPT_PUSH, OPT_PUSH_NAME, OPT_PUSH_HEADER, OPT_PUSH_TIMEOUT,
+	OPT_PUSH, OPT_PUSH_NAME, OPT_PUSH_HEADER, OPT_PUSH_HEADER_FILE,
+	OPT_PUSH_TIMEOUT,
 };
 
 static const struct option agent_longopts[] = {
@@ -104,9 +127,14 @@ static const struct option agent_longopts[] = {
 	{ "push", required_argument, NULL, OPT_PUSH },
 	{ "push-name", required_argument, NULL, OPT_PUSH_NAME },
 	{ "push-header", required_argument, NULL, OPT_PUSH_HEADER },
+	{ "push-header-file", required_argument, NULL, OPT_PUSH_HEADER_FILE },
 	{ "push-timeout", required_argument, NULL, OPT_PUSH_TIMEOUT },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "socket-mode", required_argument, NULL, OPT_SOCKET_MODE },
+	{ "socket-group", required_argument, NULL, OPT_SOCKET_GROUP },
+	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
+	{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
@@ -183,11 +211,22 @@ static int agent_out_opt(struct agent_opts *a, int c, const char *v)
 	case OPT_PUSH_NAME:
 		o->push_name = v;
 		return 0;
-	case OPT_PUSH_HEADER:
-		if (!strchr(v, ':') || o->nr_push_headers >= 16)
+	case OPT_PUSH_HEADER: {
+		const char **nv;
+
+		if (!strchr(v, ':') || a->nr_argv_headers >= AGENT_MAX_PUSH_HEADERS)
 			break;
-		a->headers[o->nr_push_headers++] = v;
-		o->push_headers = a->headers;
+		nv = realloc(a->headers, (a->nr_argv_headers + 1) * sizeof(*nv));
+		if (!nv) {
+			fprintf(stderr, "uwprof agent: out of memory\n");
+			return -1;
+		}
+		a->headers = nv;
+		a->headers[a->nr_argv_headers++] = v;
+		return 0;
+	}
+	case OPT_PUSH_HEADER_FILE:
+		a->header_file = v;
 		return 0;
 	case OPT_PUSH_TIMEOUT:
 		if (rec_parse_u32(v, 1, 600, &o->push_timeout_s))
@@ -198,6 +237,59 @@ static int agent_out_opt(struct agent_opts *a, int c, const char *v)
 		;
 	fprintf(stderr, "uwprof agent: bad value '%s' for --%s\n", v,
 		agent_longopts[i].name);
+	return -1;
+}
+
+/* A GROUP of --socket-group: a name or a number. -1: none such. */
+static int parse_group(const char *v, gid_t *gid)
+{
+	struct group *g = getgrnam(v);
+	uint32_t n;
+
+	if (g) {
+		*gid = g->gr_gid;
+		return 0;
+	}
+	if (rec_parse_u32(v, 0, 0x7fffffff, &n))
+		return -1;
+	*gid = (gid_t)n;
+	return 0;
+}
+
+/* Who may connect: returns 0, or -1 with the message printed. */
+static int agent_access_opt(struct agent_opts *a, int c, const char *v)
+{
+	struct agent_http_opts *h = &a->http;
+	unsigned long m;
+	char *end;
+
+	switch (c) {
+	case OPT_SOCKET_MODE:
+		errno = 0;
+		m = strtoul(v, &end, 8);
+		if (errno || !*v || *end || m > 0777)
+			break;
+		h->socket_mode = (mode_t)m;
+		a->socket_opts_given |= 1;
+		return 0;
+	case OPT_SOCKET_GROUP:
+		if (parse_group(v, &h->socket_gid))
+			break;
+		a->socket_opts_given |= 2;
+		return 0;
+	case OPT_ALLOW_HOST:
+		if (!*v || strpbrk(v, " /\t") || h->nr_allow_hosts >= 16)
+			break;
+		a->allow_hosts[h->nr_allow_hosts++] = v;
+		h->allow_hosts = a->allow_hosts;
+		return 0;
+	case OPT_TOKEN_FILE:
+		a->token_file = v;
+		return 0;
+	}
+	fprintf(stderr, "uwprof agent: bad value '%s' for --%s\n", v,
+		c == OPT_SOCKET_MODE ? "socket-mode" :
+		c == OPT_SOCKET_GROUP ? "socket-group" : "allow-host");
 	return -1;
 }
 
@@ -225,13 +317,17 @@ static int agent_opt(struct rec_opts *o, struct agent_opts *a, int c,
 		fprintf(stderr, "uwprof agent: bad value '%s' for -p\n", v);
 		return -1;
 	case OPT_LISTEN:
-		a->listen = v;
-		return a->socket ? (fprintf(stderr,
-			"uwprof agent: --listen and --socket exclude each other\n"), -1) : 0;
+		a->http.listen = v;
+		return 0;
 	case OPT_SOCKET:
-		a->socket = v;
-		return a->listen ? (fprintf(stderr,
-			"uwprof agent: --listen and --socket exclude each other\n"), -1) : 0;
+		a->http.socket_path = v;
+		a->socket_given = 1;
+		return 0;
+	case OPT_SOCKET_MODE:
+	case OPT_SOCKET_GROUP:
+	case OPT_ALLOW_HOST:
+	case OPT_TOKEN_FILE:
+		return agent_access_opt(a, c, v);
 	case OPT_CGROUP:
 	case OPT_COMM:
 		if (!rec_parse_filter(o, c == OPT_CGROUP, v))
@@ -249,6 +345,29 @@ static int agent_opt(struct rec_opts *o, struct agent_opts *a, int c,
 	return -1;
 }
 
+/* The endpoint's options together: 0, or -1 with the message printed. */
+static int agent_access_check(struct agent_opts *a)
+{
+	struct agent_http_opts *h = &a->http;
+
+	if (h->listen && (a->socket_given || a->socket_opts_given)) {
+		fprintf(stderr,
+			"uwprof agent: --listen (TCP) and --socket* (the unix socket) exclude each other\n");
+		return -1;
+	}
+	if (!h->listen && h->nr_allow_hosts) {
+		fprintf(stderr,
+			"uwprof agent: --allow-host is for --listen (on the unix socket no Host is checked)\n");
+		return -1;
+	}
+	if (h->listen)
+		h->socket_path = NULL;
+	/* A group given is a group meant to connect. */
+	if (a->socket_opts_given == 2)
+		h->socket_mode = 0660;
+	return 0;
+}
+
 /* Returns -1 on a usage error (message printed), 1 for --help, 0 ok. */
 static int agent_parse(struct rec_opts *o, struct agent_opts *a, int argc,
 		       char **argv)
@@ -256,6 +375,7 @@ static int agent_parse(struct rec_opts *o, struct agent_opts *a, int argc,
 	int c;
 
 	memset(o, 0, sizeof(*o));
+	agent_access_opts_init(&a->http);
 	a->out.interval_s = AGENT_DEFAULT_INTERVAL;
 	a->out.keep_files = AGENT_DEFAULT_KEEP_FILES;
 	a->out.keep_bytes = AGENT_DEFAULT_KEEP_BYTES;
@@ -287,12 +407,7 @@ static int agent_parse(struct rec_opts *o, struct agent_opts *a, int argc,
 	}
 	if (!o->mode)
 		o->mode = MODE_ALL;
-	if (!a->listen && !a->socket) {
-		snprintf(a->listen_buf, sizeof(a->listen_buf), "127.0.0.1:%d",
-			 AGENT_DEFAULT_PORT);
-		a->listen = a->listen_buf;
-	}
-	return 0;
+	return agent_access_check(a);
 }
 
 /* Until SIGINT or SIGTERM. */
@@ -394,18 +509,20 @@ static int agent_serve(struct recorder *r, const struct agent_opts *a,
 		src.ctx = &ws;
 		agent_about(r, about, sizeof(about));
 		src.about = about;
-		ret = agent_http_start(&h, a->listen, a->socket, &src, err,
-				       sizeof(err));
+		ret = agent_http_start(&h, &a->http, &src, err, sizeof(err));
 	}
 	if (ret) {
 		fprintf(stderr, "uwprof agent: %s\n", err);
 		agent_end(r, &ws, NULL, &out);
 		return code;
 	}
-	if (a->socket)
-		fprintf(stderr, "uwprof agent: serving on %s\n", a->socket);
+	if (!a->http.listen)
+		fprintf(stderr, "uwprof agent: serving on %s (mode %04o)\n",
+			a->http.socket_path, (unsigned int)a->http.socket_mode);
 	else
-		fprintf(stderr, "uwprof agent: serving on http://%s/\n", a->listen);
+		fprintf(stderr, "uwprof agent: serving on http://%s/%s\n",
+			a->http.listen, a->http.token ? "" :
+			" (no --token-file: anyone who can connect reads the host's profiles)");
 	agent_loop(r, &ws);
 	agent_end(r, &ws, &h, &out);
 	fprintf(stderr, "uwprof agent: stopped (%llu samples, %llu lost)\n",
@@ -445,6 +562,56 @@ static int agent_run(struct recorder *r, const struct agent_opts *a)
 }
 
 /*
+ * The files named by options, read before sampling starts: the token
+ * and the push's headers. 0, or the exit status, said.
+ */
+static int agent_files_read(struct agent_opts *a, char **token)
+{
+	char err[512] = "";
+	int ret;
+
+	*token = NULL;
+	if (a->token_file) {
+		ret = agent_access_token_read(a->token_file, token, err,
+					    sizeof(err));
+		if (err[0])
+			fprintf(stderr, "uwprof agent: %s\n", err);
+		if (ret)
+			return ret == -EINVAL ? UWPROF_EX_USAGE : UWPROF_EX_ERROR;
+		a->http.token = *token;
+	}
+	a->out.push_headers = a->headers;
+	a->out.nr_push_headers = a->nr_argv_headers;
+	if (a->header_file) {
+		ret = agent_out_headers_read(a->header_file, &a->out.push_headers,
+					     &a->out.nr_push_headers, err,
+					     sizeof(err));
+		a->headers = a->out.push_headers;
+		if (ret) {
+			fprintf(stderr, "uwprof agent: %s\n", err);
+			return ret == -EINVAL ? UWPROF_EX_USAGE : UWPROF_EX_ERROR;
+		}
+	}
+	return 0;
+}
+
+/* The headers of the file (after argv's), and the token, wiped and freed. */
+static void agent_files_free(struct agent_opts *a, char *token)
+{
+	size_t i;
+
+	for (i = a->nr_argv_headers; i < a->out.nr_push_headers; i++) {
+		explicit_bzero((char *)a->headers[i], strlen(a->headers[i]));
+		free((char *)a->headers[i]);
+	}
+	free(a->headers);
+	if (token) {
+		explicit_bzero(token, strlen(token));
+		free(token);
+	}
+}
+
+/*
  * --output-dir and --push checked before sampling starts (which compiles
  * the tables of every process first): 0, or the exit status, said.
  */
@@ -472,7 +639,8 @@ static int agent_out_check(const struct agent_out_opts *o)
 int uwprof_cmd_agent(int argc, char **argv)
 {
 	struct recorder *r = calloc(1, sizeof(*r));
-	struct agent_opts a = { .listen = NULL };
+	struct agent_opts a = { .token_file = NULL };
+	char *token = NULL;
 	int ret;
 
 	if (!r) {
@@ -497,11 +665,15 @@ int uwprof_cmd_agent(int argc, char **argv)
 			fprintf(stderr, "(see 'uwprof agent --help')\n");
 		free(r->o.pids);
 		free(r);
+		free(a.headers);
 		return ret > 0 ? UWPROF_EX_OK : UWPROF_EX_USAGE;
 	}
-	ret = agent_out_check(&a.out);
+	ret = agent_files_read(&a, &token);
+	if (!ret)
+		ret = agent_out_check(&a.out);
 	if (!ret)
 		ret = agent_run(r, &a);
+	agent_files_free(&a, token);
 	rec_free(r);
 	free(r);
 	return ret;

@@ -24,15 +24,29 @@
 #ifndef UWPROF_TOOL_AGENT_H
 #define UWPROF_TOOL_AGENT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define AGENT_DEFAULT_PORT	6061
+/* Where the agent listens unless --listen asks for TCP. */
+#define AGENT_DEFAULT_SOCKET	"/run/uwprof/agent.sock"
+#define AGENT_DEFAULT_SOCKET_MODE 0600
 #define AGENT_DEFAULT_FREQ	19
 #define AGENT_DEFAULT_SECONDS	30
 #define AGENT_MAX_SECONDS	300
-/* Requests served at once; more wait in the kernel's listen queue. */
+/* Connections at once; more are closed as they come. */
 #define AGENT_MAX_CONNECTIONS	16
+/*
+ * Of those, per client: per address on TCP, per user on the unix socket,
+ * so that one client holding connections open leaves slots to others.
+ */
+#define AGENT_PER_CLIENT	4
+/* Seconds a connection may stay silent before it is dropped (slowloris). */
+#define AGENT_CONN_TIMEOUT	10
+/* Bytes of a --token-file's token, at most. */
+#define AGENT_MAX_TOKEN		4096
 /* --interval, --keep-files, --keep-bytes, --push-timeout */
 #define AGENT_DEFAULT_INTERVAL	60
 #define AGENT_MAX_INTERVAL	3600
@@ -70,13 +84,26 @@ int agent_req_parse(const char *method, const char *path,
 		    enum agent_route *route, struct agent_req *q,
 		    char *msg, size_t msglen);
 
+/* The client of a request, for profile() to see whether it went away. */
+struct agent_conn {
+	int		fd;
+};
+
 /*
- * Where profiles come from. profile() blocks for the request's window;
+ * 1 when the client closed its side of the connection (or it broke):
+ * nobody waits for the answer any more. Never blocks.
+ */
+int agent_access_conn_gone(const struct agent_conn *c);
+
+/*
+ * Where profiles come from. profile() blocks for the request's window,
+ * ending early when agent_access_conn_gone(conn) (conn may be NULL: never);
  * returns 200 with a malloc'd gzipped pprof in *buf, or an HTTP status
  * (500, 503) with one line in 'msg'. Called from several threads at once.
  */
 struct agent_source {
-	int	(*profile)(void *ctx, const struct agent_req *q, uint8_t **buf,
+	int	(*profile)(void *ctx, const struct agent_req *q,
+			   const struct agent_conn *conn, uint8_t **buf,
 			   size_t *len, char *msg, size_t msglen);
 	/*
 	 * The agent's own state as Prometheus text, malloc'd in *text;
@@ -89,28 +116,77 @@ struct agent_source {
 
 struct MHD_Daemon;
 
+/* Where and to whom the agent answers (agent_access_opts_init: the defaults). */
+struct agent_http_opts {
+	const char	*listen;	/* "ADDR:PORT": TCP; NULL: socket_path */
+	const char	*socket_path;
+	mode_t		socket_mode;
+	gid_t		socket_gid;	/* (gid_t)-1: the agent's group */
+	/* TCP: Host names accepted besides localhost and the address */
+	const char	**allow_hosts;
+	size_t		nr_allow_hosts;
+	const char	*token;		/* a bearer token required, or NULL */
+	unsigned int	timeout_s;	/* silence before a connection is dropped */
+	unsigned int	per_client;	/* connections per address or user */
+};
+
+/* The unix socket AGENT_DEFAULT_SOCKET, 0600, no TCP, no token. */
+void agent_access_opts_init(struct agent_http_opts *o);
+
+/*
+ * Reads a bearer token from 'path' (one line; surrounding white space
+ * dropped) into a malloc'd *token. 0, or -errno with one line in 'err'.
+ * With 0, 'err' is a warning when others may read the file, else "".
+ */
+int agent_access_token_read(const char *path, char **token, char *err,
+			  size_t errlen);
+
+struct agent_http_peer;
+
 struct agent_http {
 	struct MHD_Daemon *d;
 	int		fd;		/* the listening socket until the daemon has it */
 	int		port;		/* TCP: the port bound (0 asked: chosen) */
 	const char	*socket_path;	/* unix socket to remove at stop, or NULL */
+	dev_t		sock_dev;	/* ... if it is still this one */
+	ino_t		sock_ino;
+	struct agent_http_opts o;
+	char		listen_host[64];	/* TCP: ADDR of ADDR:PORT, as a Host */
 	const struct agent_source *src;
+	pthread_mutex_t	lock;		/* peers */
+	struct agent_http_peer *peers;	/* unix: connections per user */
+	/* read by tests while served: __atomic */
+	uint64_t	refused_host, refused_token, refused_peer;
 };
 
 /*
- * Listens on 'listen' ("ADDR:PORT", "[ADDR6]:PORT") or, when 'socket_path'
- * is set, on that unix socket, and serves from 'src' on libmicrohttpd's
- * threads. Returns 0, or a negative errno with one line in 'err'.
+ * Listens on o->listen or o->socket_path and serves from 'src' on
+ * libmicrohttpd's threads. Returns 0, or a negative errno with one line
+ * in 'err'. 'o' and what it points to must outlive the server.
  */
-int agent_http_start(struct agent_http *h, const char *listen,
-		     const char *socket_path, const struct agent_source *src,
-		     char *err, size_t errlen);
+int agent_http_start(struct agent_http *h, const struct agent_http_opts *o,
+		     const struct agent_source *src, char *err, size_t errlen);
 /* Stops serving (waits for the answers in progress) and removes the socket. */
 void agent_http_stop(struct agent_http *h);
 
-/* ------------------------------------------------ agent_window.c */
+/* ------------------------------------------------ agent_access.c */
 
-#include <pthread.h>
+struct MHD_Connection;
+
+/* TCP: 1 when 'host' (a Host header, or NULL) names this agent. */
+int agent_access_host_ok(const struct agent_http *h, const char *host);
+/* 1 when no token is required or the request carries it. */
+int agent_access_token_ok(const struct agent_http *h, struct MHD_Connection *c);
+/*
+ * A connection started or 'closed' (libmicrohttpd's notice, 'cls': the
+ * agent_http; *socket_ctx: the connection's own pointer).
+ */
+void agent_access_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
+			 int closed);
+/* After the server stopped: what the notices kept, freed. */
+void agent_access_fini(struct agent_http *h);
+
+/* ------------------------------------------------ agent_window.c */
 
 struct recorder;
 struct agent_win;
@@ -119,6 +195,7 @@ struct agent_win;
 struct agent_state {
 	uint64_t	processes, objects, objects_dropped;
 	uint64_t	samples, lost, windows;
+	uint64_t	cancelled;	/* requests whose client went away */
 };
 
 struct agent_out;
@@ -156,8 +233,13 @@ int agent_wins_tick(struct agent_wins *ws, int max_ms, int open_only);
 void agent_wins_stop(struct agent_wins *ws);
 /* After the HTTP server stopped: the directory removed. */
 void agent_wins_fini(struct agent_wins *ws);
-/* The agent_source.profile of the real agent ('ctx': the agent_wins). */
-int agent_wins_profile(void *ctx, const struct agent_req *q, uint8_t **buf,
+/*
+ * The agent_source.profile of the real agent ('ctx': the agent_wins). A
+ * client gone cancels its window: the file is removed and its samples
+ * are not written any more.
+ */
+int agent_wins_profile(void *ctx, const struct agent_req *q,
+		       const struct agent_conn *conn, uint8_t **buf,
 		       size_t *len, char *msg, size_t msglen);
 
 /* agent_metrics.c: the agent_source.metrics of the real agent. */
@@ -193,10 +275,22 @@ struct agent_out_opts {
 	const char	*push_url;	/* --push, or NULL */
 	const char	*push_name;	/* NULL: uwprof{hostname=HOST} */
 	const char	**push_headers;	/* "Name: value" */
-	size_t		nr_push_headers;
+	size_t		nr_push_headers;	/* at most AGENT_MAX_PUSH_HEADERS */
 	unsigned int	push_timeout_s;
 	uint32_t	freq;		/* the sampling rate, told to the server */
 };
+
+/* --push-header and --push-header-file lines, together. */
+#define AGENT_MAX_PUSH_HEADERS	64
+
+/*
+ * Appends the headers of --push-header-file 'path' (one "Name: value" a
+ * line; blank lines and lines starting with '#' skipped) to the malloc'd
+ * array *hdrs of *n malloc'd strings. They stay out of argv, where every
+ * local user reads them. 0, or -errno with one line in 'err'.
+ */
+int agent_out_headers_read(const char *path, const char ***hdrs, size_t *n,
+			   char *err, size_t errlen);
 
 /*
  * Kinds of failure (errno values, curl codes, HTTP statuses) said once in

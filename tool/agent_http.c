@@ -4,17 +4,26 @@
  * connection (a profile request waits out its window, seconds to minutes,
  * without holding up the others). Here: the listening socket (TCP or
  * unix, bound before the daemon starts, so that a bad address is an
- * error at start), which requests are valid, and the answers.
+ * error at start), who may ask (the Host header on TCP, the bearer
+ * token, connections per client), which requests are valid, and the
+ * answers. Who may ask is agent_access.c's.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -140,6 +149,42 @@ int agent_req_parse(const char *method, const char *path,
 	return profile_args(args, nr_args, q, msg, msglen);
 }
 
+static void on_connection(void *cls, struct MHD_Connection *c,
+			  void **socket_ctx,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	agent_access_notify(cls, c, socket_ctx,
+			    toe == MHD_CONNECTION_NOTIFY_CLOSED);
+}
+
+/*
+ * libmicrohttpd's own messages, each said once: a client that opens
+ * connection after connection over the limit would otherwise write a
+ * line to the journal for every one.
+ */
+static void on_log(void *cls, const char *fmt, va_list ap)
+{
+	static const char *said[32];
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	char line[512];
+	size_t i;
+
+	(void)cls;
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < 32 && said[i] && said[i] != fmt; i++)
+		;
+	if (i < 32 && said[i] == fmt) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	if (i < 32)
+		said[i] = fmt;
+	pthread_mutex_unlock(&lock);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = 0;
+	fprintf(stderr, "uwprof agent: http: %s (said once)\n", line);
+}
+
 /* -------------------------------------------------------------- answers */
 
 static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status,
@@ -160,6 +205,9 @@ static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status,
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET");
+	if (status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					"Bearer realm=\"uwprof\"");
 	if (status == 200 && !strcmp(type, "application/octet-stream"))
 		MHD_add_response_header(resp, "Content-Disposition",
 					"attachment; filename=\"profile\"");
@@ -244,7 +292,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				  size_t *upload_size, void **con_cls)
 {
 	static int first_call_seen;
-	const struct agent_source *src = cls;
+	struct agent_http *h = cls;
+	const struct agent_source *src = h->src;
+	const union MHD_ConnectionInfo *ci;
+	struct agent_conn conn = { .fd = -1 };
 	struct arg_list args = { .n = 0 };
 	enum agent_route route;
 	struct agent_req q;
@@ -261,6 +312,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		return MHD_YES;
 	}
 	*upload_size = 0;
+	if (!h->socket_path &&
+	    !agent_access_host_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							 MHD_HTTP_HEADER_HOST))) {
+		__atomic_add_fetch(&h->refused_host, 1, __ATOMIC_RELAXED);
+		return answer_text(c, MHD_HTTP_MISDIRECTED_REQUEST,
+				   "this Host is not the agent's: use localhost or the address it listens on, or start it with --allow-host NAME");
+	}
+	if (!agent_access_token_ok(h, c)) {
+		__atomic_add_fetch(&h->refused_token, 1, __ATOMIC_RELAXED);
+		return answer_text(c, MHD_HTTP_UNAUTHORIZED,
+				   "a bearer token is required (Authorization: Bearer TOKEN)");
+	}
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
 	status = agent_req_parse(method, url, args.v,
 				 args.n > AGENT_MAX_ARGS ? AGENT_MAX_ARGS + 1 : args.n,
@@ -271,7 +334,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		return answer_index(c, src);
 	if (route == AGENT_ROUTE_METRICS)
 		return answer_metrics(c, src);
-	status = src->profile(src->ctx, &q, &buf, &len, msg, sizeof(msg));
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (ci)
+		conn.fd = ci->connect_fd;
+	status = src->profile(src->ctx, &q, &conn, &buf, &len, msg, sizeof(msg));
 	if (status != 200)
 		return answer_text(c, (unsigned int)status, msg);
 	return answer(c, 200, "application/octet-stream", buf, len, 1);
@@ -279,27 +345,128 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 
 /* ------------------------------------------------------------ listening */
 
-static int listen_unix(const char *path, char *err, size_t errlen)
+/*
+ * The directory of the socket: created 0755 when missing; it must be
+ * root's or ours and writable by nobody else, or another user could
+ * swap the socket for theirs between our steps.
+ */
+static int unix_dir_check(const char *path, char *err, size_t errlen)
+{
+	char buf[sizeof(((struct sockaddr_un *)0)->sun_path)], *dir;
+	struct stat st;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	dir = dirname(buf);
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s", dir, strerror(e));
+		return -e;
+	}
+	if (stat(dir, &st)) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s", dir, strerror(e));
+		return -e;
+	}
+	if (!S_ISDIR(st.st_mode) || (st.st_uid && st.st_uid != geteuid()) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(err, errlen,
+			 "%s: the socket's directory must be root's and writable by no one else (mode %04o, owner %u); use one like /run/uwprof",
+			 dir, (unsigned int)(st.st_mode & 07777),
+			 (unsigned int)st.st_uid);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/*
+ * What is at 'path' before binding: nothing, or a socket nobody listens
+ * on (an agent that died), removed. Anything else is left alone.
+ */
+static int unix_stale_remove(const struct sockaddr_un *sa, char *err,
+			     size_t errlen)
+{
+	struct stat st;
+	int fd, e;
+
+	if (lstat(sa->sun_path, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "%s: exists and is not a socket",
+			 sa->sun_path);
+		return -EEXIST;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	e = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) ? errno : 0;
+	close(fd);
+	if (!e) {
+		snprintf(err, errlen, "%s: another agent serves on it",
+			 sa->sun_path);
+		return -EADDRINUSE;
+	}
+	if (e != ECONNREFUSED) {
+		snprintf(err, errlen, "%s: %s", sa->sun_path, strerror(e));
+		return -e;
+	}
+	return unlink(sa->sun_path) && errno != ENOENT ? -errno : 0;
+}
+
+/*
+ * Binds under a umask that leaves the socket the owner's only, sets its
+ * group and mode, and only then listens: until listen() a connect() is
+ * refused, so no one gets in under looser permissions meanwhile.
+ */
+static int listen_unix(struct agent_http *h, const char *path, char *err,
+		       size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
+	struct stat st;
+	mode_t old;
+	int fd, e;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		snprintf(err, errlen, "%s: socket path too long", path);
 		return -ENAMETOOLONG;
 	}
 	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    listen(fd, 64)) {
-		int e = errno;
-
-		snprintf(err, errlen, "%s: %s", path, strerror(e));
-		if (fd >= 0)
-			close(fd);
-		return -e;
+	e = unix_dir_check(path, err, errlen);
+	if (!e)
+		e = unix_stale_remove(&sa, err, errlen);
+	if (e) {
+		if (!err[0])
+			snprintf(err, errlen, "%s: %s", path, strerror(-e));
+		return e;
 	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		goto fail;
+	old = umask(0177);
+	e = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (e)
+		goto fail;
+	if (lstat(path, &st))
+		goto fail_unlink;
+	h->sock_dev = st.st_dev;
+	h->sock_ino = st.st_ino;
+	if ((h->o.socket_gid != (gid_t)-1 &&
+	     lchown(path, (uid_t)-1, h->o.socket_gid)) ||
+	    chmod(path, h->o.socket_mode) || listen(fd, 64))
+		goto fail_unlink;
 	return fd;
+fail_unlink:
+	e = errno;
+	unlink(path);
+	errno = e;
+fail:
+	e = errno;
+	snprintf(err, errlen, "%s: %s", path, strerror(e));
+	if (fd >= 0)
+		close(fd);
+	return -e;
 }
 
 /* "ADDR:PORT" or "[ADDR6]:PORT" split in place; NULL: malformed. */
@@ -366,25 +533,60 @@ static int bound_port(int fd)
 	return 0;
 }
 
-int agent_http_start(struct agent_http *h, const char *listen_at,
-		     const char *socket_path, const struct agent_source *src,
-		     char *err, size_t errlen)
+/* The ADDR of ADDR:PORT as a Host header names it: [v6] bracketed. */
+static void listen_host_set(struct agent_http *h, const char *listen_at)
+{
+	char host[256];
+
+	snprintf(host, sizeof(host), "%s", listen_at);
+	if (!split_port(host))
+		host[0] = 0;
+	snprintf(h->listen_host, sizeof(h->listen_host),
+		 strchr(host, ':') ? "[%s]" : "%s", host);
+}
+
+int agent_http_start(struct agent_http *h, const struct agent_http_opts *o,
+		     const struct agent_source *src, char *err, size_t errlen)
 {
 	memset(h, 0, sizeof(*h));
+	err[0] = 0;
+	h->o = *o;
 	h->src = src;
-	h->fd = socket_path ? listen_unix(socket_path, err, errlen) :
-			      listen_tcp(listen_at, err, errlen);
-	if (h->fd < 0)
+	pthread_mutex_init(&h->lock, NULL);
+	if (!o->listen && !o->socket_path) {
+		snprintf(err, errlen, "neither a socket nor an address to listen on");
+		pthread_mutex_destroy(&h->lock);
+		return -EINVAL;
+	}
+	h->fd = o->listen ? listen_tcp(o->listen, err, errlen) :
+			    listen_unix(h, o->socket_path, err, errlen);
+	if (h->fd < 0) {
+		pthread_mutex_destroy(&h->lock);
 		return h->fd;
-	h->socket_path = socket_path;
-	h->port = socket_path ? 0 : bound_port(h->fd);
+	}
+	if (o->listen) {
+		h->port = bound_port(h->fd);
+		listen_host_set(h, o->listen);
+	} else {
+		h->socket_path = o->socket_path;
+	}
+	/*
+	 * The time limit counts a connection's silence, not our handler's
+	 * time: a profile window of minutes is not cut, a client that sends
+	 * half a request and waits is.
+	 */
 	h->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION |
 				MHD_USE_INTERNAL_POLLING_THREAD |
 				MHD_USE_ERROR_LOG,
-				0, NULL, NULL, on_request, (void *)src,
+				0, NULL, NULL, on_request, h,
+				MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL,
 				MHD_OPTION_LISTEN_SOCKET, h->fd,
 				MHD_OPTION_CONNECTION_LIMIT,
 				(unsigned int)AGENT_MAX_CONNECTIONS,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				o->listen ? o->per_client : 0,
+				MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 				MHD_OPTION_END);
 	if (!h->d) {
 		snprintf(err, errlen, "starting the HTTP server failed");
@@ -397,13 +599,19 @@ int agent_http_start(struct agent_http *h, const char *listen_at,
 
 void agent_http_stop(struct agent_http *h)
 {
+	struct stat st;
+
 	if (h->d)
 		MHD_stop_daemon(h->d);
 	h->d = NULL;
 	if (h->fd >= 0)
 		close(h->fd);
 	h->fd = -1;
-	if (h->socket_path)
+	/* Ours only: another agent may have taken the path since. */
+	if (h->socket_path && !lstat(h->socket_path, &st) &&
+	    st.st_dev == h->sock_dev && st.st_ino == h->sock_ino)
 		unlink(h->socket_path);
 	h->socket_path = NULL;
+	agent_access_fini(h);
+	pthread_mutex_destroy(&h->lock);
 }

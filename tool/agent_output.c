@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,4 +178,72 @@ void agent_out_counts(struct agent_out *out, struct agent_out_counts *c)
 	c->push_dropped = out->push.dropped;
 	if (out->push.running)
 		pthread_mutex_unlock(&out->push.lock);
+}
+
+int agent_out_headers_read(const char *path, const char ***hdrs, size_t *n,
+			   char *err, size_t errlen)
+{
+	char *line = NULL, *h, *end, **nv;
+	size_t cap = 0, lineno = 0;
+	ssize_t got;
+	FILE *f;
+	int fd, ret = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	f = fd < 0 ? NULL : fdopen(fd, "r");
+	if (!f) {
+		ret = -errno;
+		snprintf(err, errlen, "--push-header-file %s: %s", path,
+			 strerror(-ret));
+		if (fd >= 0)
+			close(fd);
+		return ret;
+	}
+	while ((got = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		for (h = line; *h == ' ' || *h == '\t'; h++)
+			;
+		end = h + strlen(h);
+		while (end > h && (end[-1] == '\n' || end[-1] == '\r' ||
+				   end[-1] == ' ' || end[-1] == '\t'))
+			*--end = 0;
+		if (!*h || *h == '#')
+			continue;
+		/* "Name: value", one line: nothing that would start another header. */
+		if (!strchr(h, ':') || *h == ':' || strpbrk(h, "\r\n") ||
+		    strcspn(h, ": \t") != (size_t)(strchr(h, ':') - h)) {
+			snprintf(err, errlen,
+				 "--push-header-file %s:%zu: not a 'Name: value' line",
+				 path, lineno);
+			ret = -EINVAL;
+			break;
+		}
+		if (*n >= AGENT_MAX_PUSH_HEADERS) {
+			snprintf(err, errlen,
+				 "--push-header-file %s: more than %d headers",
+				 path, AGENT_MAX_PUSH_HEADERS);
+			ret = -EINVAL;
+			break;
+		}
+		nv = realloc((void *)*hdrs, (*n + 1) * sizeof(*nv));
+		if (nv)
+			*hdrs = (const char **)nv;
+		if (!nv || !(nv[*n] = strdup(h))) {
+			snprintf(err, errlen, "out of memory");
+			ret = -ENOMEM;
+			break;
+		}
+		(*n)++;
+	}
+	if (!ret && ferror(f)) {
+		ret = -EIO;
+		snprintf(err, errlen, "--push-header-file %s: %s", path,
+			 strerror(EIO));
+	}
+	/* The line may hold a secret: not left in freed memory. */
+	if (line)
+		explicit_bzero(line, cap);
+	free(line);
+	fclose(f);
+	return ret;
 }

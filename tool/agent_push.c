@@ -83,6 +83,17 @@ static int push_url(const char *base, char **out, char *err, size_t errlen)
 			 base, rc ? ": " : "", rc ? curl_url_strerror(rc) : "");
 		goto out;
 	}
+	/*
+	 * Every local user reads the agent's command line (ps): a user or
+	 * password in the URL would be handed to all of them.
+	 */
+	if (!curl_url_get(u, CURLUPART_USER, &extra, 0) ||
+	    !curl_url_get(u, CURLUPART_PASSWORD, &extra, 0)) {
+		curl_free(extra);
+		snprintf(err, errlen,
+			 "--push: the URL holds credentials (user:password@), which every local user can read in ps; give the URL without them and put 'Authorization: Basic BASE64(user:password)' in a --push-header-file");
+		goto out;
+	}
 	if (!curl_url_get(u, CURLUPART_QUERY, &extra, 0) ||
 	    !curl_url_get(u, CURLUPART_FRAGMENT, &extra, 0)) {
 		curl_free(extra);

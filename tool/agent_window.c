@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -50,6 +51,7 @@ struct agent_win {
 	unsigned int	seconds;	/* start_ns 0: this long from its opening */
 	uint64_t	start_ns, end_ns;
 	int		until_stop;	/* stopping ends it early, not fails it */
+	int		cancel;		/* its client went away: drop it */
 	struct uwprof_pfw w;
 	char		path[128];
 	char		err[512];	/* WIN_FAILED */
@@ -163,6 +165,18 @@ static void state_copy(struct agent_wins *ws)
 	ws->state.windows = r->nr_tees;
 }
 
+/*
+ * Recorder thread, lock held: a window whose client went away stops
+ * taking records and its file goes; the waiting request thread frees it.
+ */
+static void win_cancel(struct agent_wins *ws, struct agent_win *win)
+{
+	if (win->state == WIN_OPEN)
+		uwprof_pfw_abort(&win->w);
+	win_fail(win, "the client went away");
+	ws->state.cancelled++;
+}
+
 /* When the recorder should open a pending window. */
 static uint64_t win_open_at(const struct agent_win *win)
 {
@@ -182,7 +196,11 @@ int agent_wins_tick(struct agent_wins *ws, int max_ms, int open_only)
 		junk = 0;
 	pthread_mutex_lock(&ws->lock);
 	for (win = ws->list; win; win = win->next) {
-		if (win->state == WIN_PENDING && now >= win_open_at(win)) {
+		if (win->cancel &&
+		    (win->state == WIN_PENDING || win->state == WIN_OPEN)) {
+			win_cancel(ws, win);
+			changed = 1;
+		} else if (win->state == WIN_PENDING && now >= win_open_at(win)) {
 			win_open(ws, win);
 			changed = 1;
 		} else if (win->state == WIN_OPEN && !open_only &&
@@ -362,19 +380,54 @@ static int wins_queue(struct agent_wins *ws, uint64_t start_ns,
 }
 
 /*
+ * How often a waiting request looks whether its client is still there:
+ * the thread has nothing else that would tell it (libmicrohttpd reads
+ * the connection only after the handler returns).
+ */
+#define WIN_POLL_NS	250000000L
+
+/* Lock held: sleeps until the window changes or WIN_POLL_NS passed. */
+static void wins_nap(struct agent_wins *ws)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += WIN_POLL_NS;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&ws->cond, &ws->lock, &ts);
+}
+
+/*
  * Waits for a queued window to end, then builds its profile (filtered by
- * 'q'). Returns 200 with *buf and the span it covers, or an HTTP status
- * with 'msg'. The window is freed either way.
+ * 'q'). A client that goes away meanwhile ('conn', or NULL) cancels the
+ * window: the recorder's thread drops it at its next pass. Returns 200
+ * with *buf and the span it covers, or an HTTP status with 'msg'. The
+ * window is freed either way.
  */
 static int wins_wait(struct agent_wins *ws, struct agent_win *win,
-		     const struct agent_req *q, uint8_t **buf, size_t *len,
-		     uint64_t span[2], char *msg, size_t msglen)
+		     const struct agent_conn *conn, const struct agent_req *q,
+		     uint8_t **buf, size_t *len, uint64_t span[2], char *msg,
+		     size_t msglen)
 {
+	uint64_t one = 1;
 	int status;
 
 	pthread_mutex_lock(&ws->lock);
-	while (win->state == WIN_PENDING || win->state == WIN_OPEN)
-		pthread_cond_wait(&ws->cond, &ws->lock);
+	while (win->state == WIN_PENDING || win->state == WIN_OPEN) {
+		if (!conn) {
+			pthread_cond_wait(&ws->cond, &ws->lock);
+			continue;
+		}
+		if (!win->cancel && agent_access_conn_gone(conn)) {
+			win->cancel = 1;
+			if (write(ws->wake_fd, &one, sizeof(one)) < 0)
+				one = 1;
+		}
+		wins_nap(ws);
+	}
 	win_unlink(ws, win);
 	pthread_mutex_unlock(&ws->lock);
 	if (win->state == WIN_DONE) {
@@ -390,7 +443,8 @@ static int wins_wait(struct agent_wins *ws, struct agent_win *win,
 	return status;
 }
 
-int agent_wins_profile(void *ctx, const struct agent_req *q, uint8_t **buf,
+int agent_wins_profile(void *ctx, const struct agent_req *q,
+		       const struct agent_conn *conn, uint8_t **buf,
 		       size_t *len, char *msg, size_t msglen)
 {
 	struct agent_wins *ws = ctx;
@@ -401,7 +455,7 @@ int agent_wins_profile(void *ctx, const struct agent_req *q, uint8_t **buf,
 	status = wins_queue(ws, 0, 0, q->seconds, &win, msg, msglen);
 	if (status)
 		return status;
-	return wins_wait(ws, win, q, buf, len, span, msg, msglen);
+	return wins_wait(ws, win, conn, q, buf, len, span, msg, msglen);
 }
 
 static int period_queue(void *ctx, uint64_t start_ns, uint64_t end_ns,
@@ -424,7 +478,7 @@ static int period_wait(void *ctx, void *h, uint8_t **buf, size_t *len,
 {
 	const struct agent_req every = { .seconds = 0 };
 
-	return wins_wait(ctx, h, &every, buf, len, span, msg, msglen);
+	return wins_wait(ctx, h, NULL, &every, buf, len, span, msg, msglen);
 }
 
 void agent_wins_period_src(struct agent_wins *ws, struct agent_period_src *src)

@@ -186,8 +186,12 @@ int uwprof_pfw_open(struct uwprof_pfw *w, const char *path,
 	int ret;
 
 	memset(w, 0, sizeof(*w));
-	/* Readable by others like perf.data, unless the umask says not. */
-	ret = uwprof_afile_open(&w->out, path, 0644);
+	/*
+	 * Owner only, as perf writes perf.data: with kernel stacks the file
+	 * holds raw kernel addresses and kallsyms, which defeat KASLR for
+	 * any local reader; user stacks name every process's paths.
+	 */
+	ret = uwprof_afile_open(&w->out, path, 0600);
 	if (ret == -ENOMEM)
 		return pfw_fail(w, ret, "%s: out of memory", path);
 	if (ret)

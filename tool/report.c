@@ -293,6 +293,22 @@ free:
 	return ret;
 }
 
+/*
+ * A pprof keeps each frame's address, a kernel frame's included: the
+ * outputs of a profile with kernel frames are the owner's only, as the
+ * profile is, or they would hand KASLR's offset to any local reader.
+ * Others are 0666 less the umask, as any file a command writes.
+ */
+static mode_t out_mode(const struct uwprof_rep *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nr_frames; i++)
+		if (r->frames[i].kernel)
+			return 0600;
+	return 0666;
+}
+
 /* Returns 0, or a negative errno with one line naming 'path' in 'msg'. */
 static int write_named(const struct uwprof_rep *r, const char *path,
 		       int (*fn)(const struct uwprof_rep *, FILE *,
@@ -302,7 +318,7 @@ static int write_named(const struct uwprof_rep *r, const char *path,
 	struct uwprof_rep_out out;
 	int ret;
 
-	ret = uwprof_rep_out_open(&out, path, msg, msglen);
+	ret = uwprof_rep_out_open(&out, path, out_mode(r), msg, msglen);
 	if (ret)
 		return ret;
 	ret = fn(r, out.f, title);

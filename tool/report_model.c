@@ -655,12 +655,12 @@ void uwprof_rep_free(struct uwprof_rep *r)
 }
 
 int uwprof_rep_out_open(struct uwprof_rep_out *o, const char *path,
-			char *msg, size_t msglen)
+			mode_t mode, char *msg, size_t msglen)
 {
 	int fd, err;
 
 	o->f = NULL;
-	err = uwprof_afile_open(&o->file, path, 0666);
+	err = uwprof_afile_open(&o->file, path, mode);
 	if (err == -ENOMEM) {
 		snprintf(msg, msglen, "%s: out of memory", path);
 		return err;

@@ -191,7 +191,7 @@ struct uwprof_rep_out {
 };
 
 int uwprof_rep_out_open(struct uwprof_rep_out *o, const char *path,
-			char *msg, size_t msglen);
+			mode_t mode, char *msg, size_t msglen);
 int uwprof_rep_out_commit(struct uwprof_rep_out *o, char *msg, size_t msglen);
 void uwprof_rep_out_abort(struct uwprof_rep_out *o);
 

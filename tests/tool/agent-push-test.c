@@ -15,7 +15,9 @@
  *   agent-push-test
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -49,7 +51,7 @@ struct rcv {
 	int		stall_ms;
 	/* the last request */
 	int		requests;
-	char		method[16], path[128], ctype[128], org[64];
+	char		method[16], path[128], ctype[128], org[64], auth[128];
 	char		name[128], from[32], until[32], spy[32], rate[16];
 	int		has_format;
 	char		filename[64], field[64];
@@ -115,6 +117,8 @@ static enum MHD_Result rcv_done(struct MHD_Connection *c, const char *url,
 	snprintf(rcv.ctype, sizeof(rcv.ctype), "%s", h ? h : "");
 	h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Scope-OrgID");
 	snprintf(rcv.org, sizeof(rcv.org), "%s", h ? h : "");
+	h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	snprintf(rcv.auth, sizeof(rcv.auth), "%s", h ? h : "");
 	copy_arg(c, "name", rcv.name, sizeof(rcv.name));
 	copy_arg(c, "from", rcv.from, sizeof(rcv.from));
 	copy_arg(c, "until", rcv.until, sizeof(rcv.until));
@@ -192,11 +196,15 @@ static void rcv_free(void *cls, struct MHD_Connection *c, void **con_cls,
 
 static void rcv_start(void)
 {
+	/* Loopback only: nothing of the test is reachable from elsewhere. */
+	struct sockaddr_in sa = { .sin_family = AF_INET };
 	const union MHD_DaemonInfo *info;
 
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	rcv.d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION |
 				 MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL,
 				 rcv_handler, NULL,
+				 MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 				 MHD_OPTION_NOTIFY_COMPLETED, rcv_free, NULL,
 				 MHD_OPTION_END);
 	info = rcv.d ? MHD_get_daemon_info(rcv.d, MHD_DAEMON_INFO_BIND_PORT) : NULL;
@@ -301,6 +309,104 @@ static void check_urls(void)
 	o.push_url = "not a url at all";
 	ok(agent_push_start(&push, &o, err, sizeof(err)) == -EINVAL,
 	   "a string that is no URL is refused: %s", err);
+	o.push_url = "https://user:pa55@127.0.0.1:1/";
+	ok(agent_push_start(&push, &o, err, sizeof(err)) == -EINVAL &&
+	   strstr(err, "--push-header-file") && !strstr(err, "pa55"),
+	   "a URL with user:password@ is refused, pointing to --push-header-file: %s",
+	   err);
+	o.push_url = "http://user@127.0.0.1:1/";
+	ok(agent_push_url_check(o.push_url, err, sizeof(err)) == -EINVAL,
+	   "a URL with a user name is refused too");
+}
+
+/* Whether /proc/self/cmdline holds 's' anywhere (its NULs as spaces). */
+static int in_cmdline(const char *s)
+{
+	char buf[65536];
+	ssize_t n, i;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	buf[n] = 0;
+	return strstr(buf, s) != NULL;
+}
+
+/*
+ * --push-header-file: its headers reach the server; they are nowhere in
+ * the command line; a malformed line is refused with its number.
+ */
+static void check_header_file(void)
+{
+	static const char *argv_hdr[] = { "X-From-Argv: 1" };
+	struct agent_out_opts o;
+	struct agent_push p;
+	const char **hdrs = NULL;
+	char path[] = "/tmp/uwprof-push-hdr.XXXXXX", url[128], err[256];
+	size_t n = 0, i;
+	int fd, ret;
+	FILE *f;
+
+	fd = mkstemp(path);
+	f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
+		ok(0, "header file: cannot create %s", path);
+		return;
+	}
+	fputs("# tenant and credentials\n\nX-Scope-OrgID: tenant-from-file\n"
+	      "Authorization: Bearer file-s3cret-91\r\n", f);
+	fclose(f);
+	/* As the agent does: argv's headers first, then the file's. */
+	hdrs = malloc(sizeof(*hdrs));
+	if (hdrs)
+		hdrs[n++] = argv_hdr[0];
+	ret = agent_out_headers_read(path, &hdrs, &n, err, sizeof(err));
+	ok(ret == 0 && n == 3 && !strcmp(hdrs[2], "Authorization: Bearer file-s3cret-91"),
+	   "header file: 2 headers read after the argv one (%s)", ret ? err : "ok");
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", rcv.port);
+	o = popts(url, 5);
+	o.push_headers = hdrs;
+	o.nr_push_headers = n;
+	rcv_set(0, 0, 0);
+	ret = ret ? ret : agent_push_start(&p, &o, err, sizeof(err));
+	if (!ret) {
+		agent_push_enqueue(&p, blob(100, 9), 100, 0, 0);
+		await_requests(1, 10);
+		agent_push_stop(&p);
+	}
+	pthread_mutex_lock(&rcv.lock);
+	ok(!ret && !strcmp(rcv.auth, "Bearer file-s3cret-91") &&
+	   !strcmp(rcv.org, "tenant-from-file"),
+	   "header file: its Authorization and X-Scope-OrgID reach the server (%s, %s)",
+	   rcv.auth, rcv.org);
+	pthread_mutex_unlock(&rcv.lock);
+	ok(in_cmdline("file-s3cret-91") == 0 && in_cmdline("tenant-from-file") == 0 &&
+	   in_cmdline(program_invocation_short_name) == 1,
+	   "header file: its values are not in /proc/self/cmdline (which is read)");
+	for (i = 1; i < n; i++)
+		free((char *)hdrs[i]);
+	free(hdrs);
+	hdrs = NULL;
+	n = 0;
+	f = fopen(path, "w");
+	if (f) {
+		fputs("X-Ok: 1\nno colon here\n", f);
+		fclose(f);
+	}
+	ok(agent_out_headers_read(path, &hdrs, &n, err, sizeof(err)) == -EINVAL &&
+	   strstr(err, ":2:"), "header file: a line without 'Name:' is refused: %s",
+	   err);
+	for (i = 0; i < n; i++)
+		free((char *)hdrs[i]);
+	free(hdrs);
+	unlink(path);
 }
 
 static void check_one(void)
@@ -531,6 +637,7 @@ int main(void)
 		perror("capturing stderr");
 		return 1;
 	}
+	check_header_file();
 	check_one();
 	check_retries();
 	check_stall();

@@ -584,6 +584,35 @@ static void v1_read(const char *v1)
 	uwprof_pf_close(pf);
 }
 
+/*
+ * A committed profile is the owner's only, whatever the umask: with -g it
+ * holds kernel addresses (perf.data is 0600 too).
+ */
+static void mode_tests(const char *dir)
+{
+	static const mode_t masks[] = { 022, 0 };
+	struct uwprof_pfw_header_in h = { .fixed = { .arch = 1 } };
+	struct uwprof_pfw w;
+	char p[4200];
+	struct stat sb;
+	mode_t old;
+	size_t i;
+
+	for (i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+		snprintf(p, sizeof(p), "%s/mode-%03o.data", dir,
+			 (unsigned int)masks[i]);
+		old = umask(masks[i]);
+		memset(&sb, 0, sizeof(sb));
+		if (!uwprof_pfw_open(&w, p, &h) && !uwprof_pfw_commit(&w))
+			stat(p, &sb);
+		umask(old);
+		ok((sb.st_mode & 07777) == 0600,
+		   "profile file mode with umask %03o is 0600 (got %04o)",
+		   (unsigned int)masks[i], (unsigned int)(sb.st_mode & 07777));
+		unlink(p);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char path[4096], bad[4400], err[600], sub[4096];
@@ -795,5 +824,6 @@ int main(int argc, char **argv)
 		ok(1, "ENOSPC cleanup # SKIP no /dev/full");
 	}
 	afile_tests(sub);
+	mode_tests(sub);
 	return tap_done();
 }
