@@ -12,7 +12,10 @@
 #include <linux/kernel.h>
 #include <linux/mm.h>
 #include <linux/pid.h>
+#include <linux/pid_namespace.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
@@ -263,8 +266,47 @@ static int uwprof_map_check(const struct uwprof_map *m, u64 prev_end)
 	return m->object_id ? 0 : -EINVAL;
 }
 
+/*
+ * The live process 'pid' that started at 'ticks' (clock ticks since boot,
+ * as /proc/PID/stat says), with a reference; NULL if there is none.
+ */
+static struct task_struct *uwprof_store_task(u32 pid, u64 ticks)
+{
+	struct task_struct *t;
+
+	rcu_read_lock();
+	t = pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_TGID);
+	if (t && div_u64(t->start_boottime, NSEC_PER_SEC / USER_HZ) != ticks)
+		t = NULL;
+	if (t)
+		get_task_struct(t);
+	rcu_read_unlock();
+	return t;
+}
+
+/*
+ * A list bound to 'task' was stored: if the process exits meanwhile, its
+ * exit probe may have run before the store and missed it, so take it back
+ * (only ours: a newer list has its own check).
+ */
+static int uwprof_store_still_alive(struct uwprof_session *s,
+				    struct task_struct *task,
+				    struct uwprof_proc *p)
+{
+	/* Pairs with do_exit()'s decrement of live before the probe's xa_load. */
+	smp_mb();
+	if (atomic_read(&task->signal->live))
+		return 0;
+	if (xa_cmpxchg(&s->procs, p->tgid, p, NULL, GFP_KERNEL) == p) {
+		atomic64_dec(&s->nr_procs);
+		call_rcu(&p->rcu, uwprof_proc_free_rcu);
+	}
+	return -ESRCH;
+}
+
 static int uwprof_store_maps_publish(struct uwprof_session *s,
-				     const struct uwprof_maps_set *a)
+				     const struct uwprof_maps_set *a,
+				     struct task_struct *task)
 {
 	struct uwprof_proc *p, *old;
 	struct uwprof_maps *m;
@@ -274,7 +316,7 @@ static int uwprof_store_maps_publish(struct uwprof_session *s,
 	u32 i, n;
 	int ret;
 
-	if (a->flags || !uwprof_pid_ok(a->pid) || !a->nr_maps)
+	if (!uwprof_pid_ok(a->pid) || !a->nr_maps)
 		return -EINVAL;
 	if (a->nr_maps > UWPROF_MAX_MAPS)
 		return -E2BIG;
@@ -346,7 +388,7 @@ static int uwprof_store_maps_publish(struct uwprof_session *s,
 	else
 		atomic64_inc(&s->nr_procs);
 	kvfree(um);
-	return 0;
+	return task ? uwprof_store_still_alive(s, task, p) : 0;
 
 put_maps:
 	uwprof_maps_put(m);
@@ -357,13 +399,27 @@ free_um:
 
 int uwprof_store_maps_set(struct uwprof_session *s, void __user *arg)
 {
+	struct task_struct *task = NULL;
 	struct uwprof_maps_set a;
 	int ret;
 
-	ret = uwprof_dev_copy_args(&a, sizeof(a), sizeof(a), arg);
+	/* The first version of the struct ended before start_time. */
+	ret = uwprof_dev_copy_args(&a, sizeof(a),
+				   offsetof(struct uwprof_maps_set, start_time),
+				   arg);
 	if (ret)
 		return ret;
-	ret = uwprof_store_maps_publish(s, &a);
+	if (a.flags & ~UWPROF_MAPS_START_TIME ||
+	    (!(a.flags & UWPROF_MAPS_START_TIME) && a.start_time)) {
+		ret = -EINVAL;
+	} else if (a.flags & UWPROF_MAPS_START_TIME) {
+		task = uwprof_store_task(a.pid, a.start_time);
+		ret = task ? 0 : -ESRCH;
+	}
+	if (!ret)
+		ret = uwprof_store_maps_publish(s, &a, task);
+	if (task)
+		put_task_struct(task);
 	/* The reader answered for this process, upload or not: let it go. */
 	if (uwprof_pid_ok(a.pid))
 		uwprof_hold_release(s, a.pid);

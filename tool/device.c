@@ -92,7 +92,7 @@ int uwprof_dev_table_add(struct uwprof_dev *d, uint64_t object_id,
 	return dev_ioctl(d, UWPROF_IOC_TABLE_ADD, &a);
 }
 
-int uwprof_dev_maps_set(struct uwprof_dev *d, uint32_t pid,
+int uwprof_dev_maps_set(struct uwprof_dev *d, uint32_t pid, uint64_t start,
 			const struct uwprof_map *maps, uint32_t nr)
 {
 	struct uwprof_maps_set a = {
@@ -102,6 +102,11 @@ int uwprof_dev_maps_set(struct uwprof_dev *d, uint32_t pid,
 		.maps = (uintptr_t)maps,
 	};
 
+	/* Bound to the process read, where the module can: never its successor. */
+	if (start && (d->ver.caps & UWPROF_CAP_MAPS_START)) {
+		a.flags = UWPROF_MAPS_START_TIME;
+		a.start_time = start;
+	}
 	return dev_ioctl(d, UWPROF_IOC_MAPS_SET, &a);
 }
 

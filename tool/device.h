@@ -36,7 +36,11 @@ void uwprof_dev_close(struct uwprof_dev *d);
 /* Each returns 0 or the ioctl's negative errno. */
 int uwprof_dev_table_add(struct uwprof_dev *d, uint64_t object_id,
 			 const void *blob, size_t size);
-int uwprof_dev_maps_set(struct uwprof_dev *d, uint32_t pid,
+/*
+ * 'start': the process's start time (uwprof_pm_start_time()), binding the
+ * list to that process where the module offers it; 0: to the pid alone.
+ */
+int uwprof_dev_maps_set(struct uwprof_dev *d, uint32_t pid, uint64_t start,
 			const struct uwprof_map *maps, uint32_t nr);
 int uwprof_dev_object_del(struct uwprof_dev *d, uint64_t object_id);
 int uwprof_dev_process_del(struct uwprof_dev *d, uint32_t pid);

@@ -167,6 +167,22 @@ pid_t uwprof_pm_ppid(pid_t pid)
 	return ppid;
 }
 
+uint64_t uwprof_pm_start_time(pid_t pid)
+{
+	char fn[64], buf[1024], *p;
+	unsigned long long t;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/stat", (int)pid);
+	if (!pm_read_small(fn, buf, sizeof(buf)))
+		return 0;
+	/* Field 22; comm (field 2) may hold spaces and parentheses. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c" " %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u"
+			 " %*u %*u %*d %*d %*d %*d %*d %*d %llu", &t) != 1)
+		return 0;
+	return t;
+}
+
 uint64_t uwprof_pm_vsize(pid_t pid)
 {
 	char fn[64], buf[128];

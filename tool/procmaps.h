@@ -42,6 +42,12 @@ struct uwprof_pm {
 int uwprof_pm_read(pid_t pid, struct uwprof_pm *pm);
 void uwprof_pm_free(struct uwprof_pm *pm);
 
+/*
+ * The process's start time in clock ticks since boot (/proc/PID/stat's
+ * field 22), which with the pid names one process; 0 when gone.
+ */
+uint64_t uwprof_pm_start_time(pid_t pid);
+
 /* The process's comm, or "" when gone. */
 void uwprof_pm_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 

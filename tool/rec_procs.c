@@ -231,8 +231,16 @@ static void proc_cgroup_look(struct recorder *r, struct rec_proc *p)
 static void proc_maps_set(struct recorder *r, struct rec_proc *p,
 			  const struct uwprof_map *km, uint32_t n)
 {
-	int ret = uwprof_dev_maps_set(&r->dev, p->pid, km, n);
+	int ret = uwprof_dev_maps_set(&r->dev, p->pid, p->start_time, km, n);
 
+	/*
+	 * The process read is gone: read again, which finds its number free
+	 * (gone) or taken by a later process, whose own list is then sent.
+	 */
+	if (ret == -ESRCH) {
+		p->refresh = 1;
+		return;
+	}
 	if (ret == -ENOSPC && !r->warned_mem) {
 		fprintf(stderr,
 			"uwprof record: the module's table memory is full (parameter table_mem_max): process %u unwinds without mappings\n",
@@ -364,6 +372,8 @@ static int proc_upload_once(struct recorder *r, struct rec_proc *p)
 				      sizeof(comm));
 	p->refresh = 0;
 	p->urgent = 0;
+	/* Before the maps: they are then of this process or a later one. */
+	p->start_time = uwprof_pm_start_time((pid_t)p->pid);
 	ret = uwprof_pm_read((pid_t)p->pid, &pm);
 	if (ret) {
 		if (ret == -ESRCH)

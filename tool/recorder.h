@@ -165,6 +165,7 @@ struct rec_proc {
 	uint64_t	first_name_ns;	/* its earliest name record, 0: none */
 	uint32_t	execs;		/* exec records seen */
 	uint64_t	vsize;		/* size at the last check, in pages */
+	uint64_t	start_time;	/* ticks since boot, read before its maps */
 	struct uwprof_map *maps;	/* as last uploaded (kept after exit) */
 	uint32_t	nr_maps;
 	/*

@@ -368,9 +368,13 @@ TEST_F(dev, maps_set)
 	a.pid = 4242;
 	a.nr_maps = 3;
 	a.maps = (uintptr_t)m;
-	a.flags = 1;
+	a.flags = UWPROF_MAPS_START_TIME << 1;
 	RESET();
 	EXPECT_EQ(-EINVAL, uwt_ioctl(self->fd, UWPROF_IOC_MAPS_SET, &a));
+	a.flags = 0;
+	a.start_time = 1;			/* a field without its flag */
+	EXPECT_EQ(-EINVAL, uwt_ioctl(self->fd, UWPROF_IOC_MAPS_SET, &a));
+	a.start_time = 0;
 
 	/* Failed calls left the good list in place; the table is shared. */
 	ASSERT_EQ(0, uwt_stats(self->fd, &st));
@@ -731,6 +735,86 @@ TEST_F(dev, unprivileged_open)
 		SKIP(return, "needs root to drop privilege in a child");
 	EXPECT_EQ(0, uwt_open_denied(false));
 	EXPECT_EQ(0, uwt_open_denied(true));
+}
+
+/* /proc/PID/stat's field 22: the start time in clock ticks, or 0. */
+static uint64_t start_ticks(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u"
+			 " %*u %*u %*d %*d %*d %*d %*d %*d %llu", &t) != 1)
+		return 0;
+	return t;
+}
+
+static int maps_set_bound(int fd, pid_t pid, uint64_t start,
+			  struct uwprof_map *m, uint32_t size)
+{
+	struct uwprof_maps_set a = {
+		.size = size, .pid = pid, .nr_maps = 1, .maps = (uintptr_t)m,
+		.flags = UWPROF_MAPS_START_TIME, .start_time = start,
+	};
+
+	return uwt_ioctl(fd, UWPROF_IOC_MAPS_SET, &a);
+}
+
+/*
+ * A list bound to a process instance (UWPROF_MAPS_START_TIME): accepted
+ * for the live process with its start time, ESRCH for another start time
+ * (the number reused) or a process that is gone; the first version of the
+ * struct, without the field, still works.
+ */
+TEST_F(dev, maps_set_bound_to_process)
+{
+	struct uwprof_version v = { .size = sizeof(v) };
+	struct uwprof_map m = {
+		.start = 0x10000, .end = 0x20000, .flags = UWPROF_MAP_NO_TABLE,
+	};
+	struct uwprof_maps_set old = {
+		.size = offsetof(struct uwprof_maps_set, start_time),
+		.pid = 4245, .nr_maps = 1, .maps = (uintptr_t)&m,
+	};
+	const uint32_t full = sizeof(struct uwprof_maps_set);
+	struct uwprof_stats st;
+	pid_t live, dead;
+	uint64_t t_live, t_dead;
+
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_VERSION, &v));
+	EXPECT_TRUE(v.caps & UWPROF_CAP_MAPS_START);
+	live = uwt_spinner();
+	ASSERT_GT(live, 0);
+	dead = fork();
+	if (!dead)
+		_exit(0);
+	ASSERT_GT(dead, 0);
+	t_dead = start_ticks(dead);
+	ASSERT_EQ(dead, waitpid(dead, NULL, 0));
+	t_live = start_ticks(live);
+	ASSERT_NE(0, t_live);
+
+	EXPECT_EQ(0, maps_set_bound(self->fd, live, t_live, &m, full));
+	EXPECT_EQ(-ESRCH, maps_set_bound(self->fd, live, t_live + 1, &m, full));
+	if (t_dead)
+		EXPECT_EQ(-ESRCH, maps_set_bound(self->fd, dead, t_dead, &m,
+						 full));
+	EXPECT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_MAPS_SET, &old));
+	ASSERT_EQ(0, uwt_stats(self->fd, &st));
+	EXPECT_EQ(2, st.processes);
+	uwt_reap(live);
 }
 
 TEST_HARNESS_MAIN

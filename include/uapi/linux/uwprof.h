@@ -235,6 +235,8 @@ struct uwprof_table_page {
  *   ENOENT  OBJECT_DEL / PROCESS_DEL of an unknown id or pid; MAPS_SET
  *           naming an object id that was not added; START with
  *           UWPROF_START_CGROUP and a cgroup that was removed
+ *   ESRCH   MAPS_SET with UWPROF_MAPS_START_TIME for a process that is
+ *           not (or no longer) the one that started then
  *   EEXIST  TABLE_ADD with an object id already in use
  *   EBUSY   START while this session samples, or while its previous run's
  *           rings are still mmapped
@@ -281,6 +283,7 @@ struct uwprof_table_page {
 #define UWPROF_CAP_COMM		(1U << 6)	/* START takes UWPROF_START_COMM */
 #define UWPROF_CAP_MMAP		(1U << 7)	/* START takes UWPROF_START_MMAP */
 #define UWPROF_CAP_DESCENDANTS	(1U << 8)	/* START takes UWPROF_START_DESCENDANTS */
+#define UWPROF_CAP_MAPS_START	(1U << 9)	/* MAPS_SET takes UWPROF_MAPS_START_TIME */
 
 struct uwprof_version {
 	__u32	size;		/* in: sizeof(struct uwprof_version) */
@@ -327,11 +330,23 @@ struct uwprof_map {
  */
 struct uwprof_maps_set {
 	__u32	size;
-	__u32	flags;		/* must be zero */
+	__u32	flags;		/* UWPROF_MAPS_* */
 	__u32	pid;		/* thread-group id; replaces its whole list */
 	__u32	nr_maps;	/* sorted by start, non-overlapping */
 	__u64	maps;		/* pointer to struct uwprof_map[nr_maps] */
+	/*
+	 * With UWPROF_MAPS_START_TIME (else zero): the process's start time
+	 * in clock ticks since boot, /proc/PID/stat's field 22 as read in
+	 * the initial time namespace. The list is then bound to that process:
+	 * ESRCH when 'pid' names no process, a later one (the number was
+	 * reused), or one that exits before the list is in place, so a list
+	 * read from a process that is gone never applies to its successor.
+	 * Without the flag a list is bound to the number alone.
+	 */
+	__u64	start_time;
 };
+
+#define UWPROF_MAPS_START_TIME	(1U << 0)
 
 struct uwprof_process_del {
 	__u32	size;
