@@ -71,6 +71,7 @@ START_COMM = 1 << 9
 START_MMAP = 1 << 10
 START_DESCENDANTS = 1 << 11
 MAP_NO_TABLE = 1 << 0
+MAPS_START_TIME = 1 << 0
 CAP_HW_CYCLES = 1 << 0
 CAP_KERNEL_STACK = 1 << 1
 CAP_SNAPSHOT = 1 << 2
@@ -80,6 +81,7 @@ CAP_CGROUP = 1 << 5
 CAP_COMM = 1 << 6
 CAP_MMAP = 1 << 7
 CAP_DESCENDANTS = 1 << 8
+CAP_MAPS_START = 1 << 9
 
 REC_SAMPLE, REC_LOST, REC_UNKNOWN_MAP, REC_EXIT, REC_FORK, REC_MMAP = \
     1, 2, 3, 4, 5, 6
@@ -126,7 +128,7 @@ class _Map(ctypes.Structure):
 class _MapsSet(ctypes.Structure):
     _fields_ = [('size', ctypes.c_uint32), ('flags', ctypes.c_uint32),
                 ('pid', ctypes.c_uint32), ('nr_maps', ctypes.c_uint32),
-                ('maps', ctypes.c_uint64)]
+                ('maps', ctypes.c_uint64), ('start_time', ctypes.c_uint64)]
 
 
 class _ProcessDel(ctypes.Structure):
@@ -182,7 +184,7 @@ class _RingInfo(ctypes.Structure):
 
 # The C compiler's sizes for the uapi structs (static checks, like the C side).
 for _s, _n in ((_Version, 64), (_TableAdd, 32), (_ObjectDel, 16), (_Map, 40),
-               (_MapsSet, 24), (_ProcessDel, 8), (_Start, 72), (_Stats, 448),
+               (_MapsSet, 32), (_ProcessDel, 8), (_Start, 72), (_Stats, 448),
                (_RingInfo, 32)):
     assert ctypes.sizeof(_s) == _n, (_s.__name__, ctypes.sizeof(_s))
 
