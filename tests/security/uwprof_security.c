@@ -436,26 +436,6 @@ static int cmd_nokernel(void)
 
 #define HOLD_GO	"/tmp/uwprof-hold-go"
 
-/* A process's state letter, or 0 when it is gone. */
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
 /* The effective uid of 'pid' from /proc/PID/status, or -1. */
 static long proc_euid(pid_t pid)
 {
@@ -533,7 +513,7 @@ static int cmd_hold(pid_t pid, const char *want)
 	close(open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 	/* The hold lasts 500 ms at most: look for it for two seconds. */
 	for (i = 0; i < 400; i++) {
-		char st = proc_state(pid);
+		char st = uwt_proc_state(pid);
 
 		if (!st)
 			break;

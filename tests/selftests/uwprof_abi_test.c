@@ -737,29 +737,6 @@ TEST_F(dev, unprivileged_open)
 	EXPECT_EQ(0, uwt_open_denied(true));
 }
 
-/* /proc/PID/stat's field 22: the start time in clock ticks, or 0. */
-static uint64_t start_ticks(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long t = 0;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u"
-			 " %*u %*u %*d %*d %*d %*d %*d %*d %llu", &t) != 1)
-		return 0;
-	return t;
-}
 
 static int maps_set_bound(int fd, pid_t pid, uint64_t start,
 			  struct uwprof_map *m, uint32_t size)
@@ -801,9 +778,9 @@ TEST_F(dev, maps_set_bound_to_process)
 	if (!dead)
 		_exit(0);
 	ASSERT_GT(dead, 0);
-	t_dead = start_ticks(dead);
+	t_dead = uwt_proc_start_ticks(dead);
 	ASSERT_EQ(dead, waitpid(dead, NULL, 0));
-	t_live = start_ticks(live);
+	t_live = uwt_proc_start_ticks(live);
 	ASSERT_NE(0, t_live);
 
 	EXPECT_EQ(0, maps_set_bound(self->fd, live, t_live, &m, full));

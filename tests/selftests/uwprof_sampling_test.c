@@ -1255,31 +1255,11 @@ static pid_t spawn_exec_on_go(const char *seconds, int *go)
 	return pid;
 }
 
-/* The state letter of /proc/PID/stat ('T' stopped), or 0. */
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
 /* Waits up to 'ms' for the state to be (want) or not to be (!want) 'T'. */
 static bool wait_stopped(pid_t pid, bool want, long ms)
 {
 	for (; ms > 0; ms -= 10) {
-		if ((proc_state(pid) == 'T') == want)
+		if ((uwt_proc_state(pid) == 'T') == want)
 			return true;
 		uwt_sleep_ms(10);
 	}
@@ -1316,7 +1296,7 @@ static void hold_exec(struct __test_metadata *_metadata,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (upload) {
 		uwt_sleep_ms(100);
-		EXPECT_EQ('T', proc_state(pid)) TH_LOG("let go before the upload");
+		EXPECT_EQ('T', uwt_proc_state(pid)) TH_LOG("let go before the upload");
 		ASSERT_EQ(0, uwt_maps_set(self->fd, pid, &m, 1));
 	}
 	ASSERT_TRUE(wait_stopped(pid, false, 5000))
@@ -1384,7 +1364,7 @@ TEST_F(sampling, hold_exec_two_sessions)
 	ASSERT_EQ(0, uwt_maps_set(fds[0], pid, &m, 1));
 	/* Well within the 500 ms the module holds a process at most. */
 	uwt_sleep_ms(100);
-	EXPECT_EQ('T', proc_state(pid))
+	EXPECT_EQ('T', uwt_proc_state(pid))
 		TH_LOG("let go while the second session still held it");
 	ASSERT_EQ(0, uwt_maps_set(fds[1], pid, &m, 1));
 	EXPECT_TRUE(wait_stopped(pid, false, 5000))

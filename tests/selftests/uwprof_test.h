@@ -330,6 +330,51 @@ static inline int uwt_maps_set(int fd, pid_t pid, struct uwprof_map *maps,
 	return uwt_ioctl(fd, UWPROF_IOC_MAPS_SET, &a);
 }
 
+/*
+ * The fields of /proc/PID/stat after comm (which may hold spaces and
+ * parentheses): a pointer into 'buf' at the space before the state, or
+ * NULL when the process is gone.
+ */
+static inline const char *uwt_proc_stat(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = 0;
+	return strrchr(buf, ')') ? strrchr(buf, ')') + 1 : NULL;
+}
+
+/* The process's state letter (R, S, T, ...), or 0 when it is gone. */
+static inline char uwt_proc_state(pid_t pid)
+{
+	char buf[1024];
+	const char *p = uwt_proc_stat(pid, buf, sizeof(buf));
+
+	return p && p[0] == ' ' ? p[1] : 0;
+}
+
+/* Its start time in clock ticks since boot (field 22), or 0. */
+static inline uint64_t uwt_proc_start_ticks(pid_t pid)
+{
+	char buf[1024];
+	const char *p = uwt_proc_stat(pid, buf, sizeof(buf));
+	unsigned long long t;
+
+	if (!p || sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u"
+			 " %*u %*u %*d %*d %*d %*d %*d %*d %llu", &t) != 1)
+		return 0;
+	return t;
+}
+
 /* ---- target processes ---- */
 
 /*
