@@ -170,7 +170,7 @@ static bool errno_documented(int e)
 	switch (e) {
 	case 0: case EINVAL: case E2BIG: case EFAULT: case ENOMEM: case ENOSPC:
 	case ENOENT: case EEXIST: case EBUSY: case EPERM: case EOPNOTSUPP:
-	case ENOTTY: case EBADF:
+	case ENOTTY: case EBADF: case ESRCH:
 		return true;
 	}
 	return false;
