@@ -32,8 +32,11 @@ static int uwprof_open(struct inode *inode, struct file *file)
 	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 	if (!s)
 		return -ENOMEM;
+	/* Exec holds and the ring charge answer to the opener's credentials. */
+	s->cred = get_current_cred();
 	ret = uwprof_quota_open(s);
 	if (ret) {
+		put_cred(s->cred);
 		kfree(s);
 		return ret;
 	}
@@ -48,7 +51,6 @@ static int uwprof_open(struct inode *inode, struct file *file)
 	s->may_kernel = perfmon_capable();
 	/* Exec holds stop processes: ptrace's rule, decided at each exec. */
 	s->may_ptrace = capable(CAP_SYS_PTRACE);
-	s->cred = get_current_cred();
 	s->state = UWPROF_IDLE;
 
 	mutex_lock(&uwprof_dev_lock);

@@ -116,7 +116,8 @@ struct uwprof_rings {
 	u32 nr;
 	refcount_t ref;
 	atomic_t mmapped;		/* live vmas */
-	struct user_struct *user;	/* charged 'locked' pages, or NULL */
+	/* Charged 'locked' pages, or NULL; pinned by the session's cred. */
+	struct user_struct *user;
 	unsigned long locked;
 	wait_queue_head_t *wq;		/* the session's poll queue */
 	struct uwprof_ring ring[];
@@ -273,7 +274,6 @@ struct uwprof_session {
 	bool may_ptrace;		/* opener has CAP_SYS_PTRACE */
 	const struct cred *cred;	/* opener's, for exec holds */
 	struct uwprof_quota *quota;	/* opener's uid's share (quota.c) */
-	struct user_struct *user;	/* opener's, charged for rings */
 	bool quota_exempt;		/* CAP_SYS_ADMIN at open */
 	bool lock_exempt;		/* CAP_IPC_LOCK at open */
 };

@@ -104,13 +104,12 @@ int uwprof_quota_open(struct uwprof_session *s)
 	}
 	q->sessions++;
 	s->quota = q;
-	s->user = get_uid(current_user());
 unlock:
 	mutex_unlock(&uwprof_quota_lock);
 	return ret;
 }
 
-/* Release, after every byte the session held was uncharged. */
+/* Release, after every byte and page the session held was uncharged. */
 void uwprof_quota_release(struct uwprof_session *s)
 {
 	struct uwprof_quota *q = s->quota;
@@ -124,7 +123,6 @@ void uwprof_quota_release(struct uwprof_session *s)
 		kfree(q);
 	}
 	mutex_unlock(&uwprof_quota_lock);
-	free_uid(s->user);
 }
 
 /* Table and mapping bytes: -ENOSPC past the user's share. */
@@ -147,9 +145,12 @@ void uwprof_quota_uncharge(struct uwprof_session *s, u64 bytes)
 
 /*
  * START, in the caller's context: 'pages' of rings against the session
- * user's locked memory. Returns the user to uncharge later (a reference),
- * NULL when nothing was charged, or an ERR_PTR (-EPERM past the limit,
- * perf's answer).
+ * opener's user's locked memory. Returns the user to uncharge later, NULL
+ * when nothing was charged, or an ERR_PTR (-EPERM past the limit, perf's
+ * answer). No reference is taken (free_uid() is not exported before
+ * 5.11): the opener's cred, which the session holds until its file is
+ * released, pins the user, and the rings never outlive that file (every
+ * vma mapping them holds it).
  */
 struct user_struct *uwprof_quota_lock_pages(struct uwprof_session *s,
 					    unsigned long pages)
@@ -161,17 +162,15 @@ struct user_struct *uwprof_quota_lock_pages(struct uwprof_session *s,
 	limit = (rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT) +
 		((unsigned long)READ_ONCE(uwprof_ring_mlock_kb) >>
 		 (PAGE_SHIFT - 10)) * num_online_cpus();
-	if (atomic_long_add_return(pages, &s->user->locked_vm) > limit) {
-		atomic_long_sub(pages, &s->user->locked_vm);
+	if (atomic_long_add_return(pages, &s->cred->user->locked_vm) > limit) {
+		atomic_long_sub(pages, &s->cred->user->locked_vm);
 		return ERR_PTR(-EPERM);
 	}
-	return get_uid(s->user);
+	return s->cred->user;
 }
 
 void uwprof_quota_unlock_pages(struct user_struct *user, unsigned long pages)
 {
-	if (!user)
-		return;
-	atomic_long_sub(pages, &user->locked_vm);
-	free_uid(user);
+	if (user)
+		atomic_long_sub(pages, &user->locked_vm);
 }
