@@ -155,17 +155,18 @@ static int uwprof_mmap_pre(struct kprobe *kp, struct pt_regs *regs)
 	struct uwprof_mmap_buf *b;
 	u32 tgid = current->tgid, size = 0;
 	bool wake;
+	u64 now;
 
 	if (!vma || !(vma->vm_flags & VM_EXEC) || vma->vm_mm != current->mm ||
 	    (current->flags & PF_KTHREAD) ||
 	    uwprof_compat_user_regs(task_pt_regs(current)))
 		return 0;
 	b = this_cpu_ptr(uwprof_mmap_bufs);
+	now = ktime_get_mono_fast_ns();
 	rcu_read_lock();
 	list_for_each_entry_rcu(s, &uwprof_sessions, list) {
 		sp = rcu_dereference(s->active);
-		if (!uwprof_mmap_wanted(sp) ||
-		    !uwprof_mmap_admit(sp, ktime_get_mono_fast_ns()))
+		if (!uwprof_mmap_wanted(sp) || !uwprof_mmap_admit(sp, now))
 			continue;
 		/* One record for every session that wants it. */
 		if (!size)
