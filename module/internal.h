@@ -109,7 +109,9 @@ struct uwprof_ring {
  * alone, for START's EBUSY rule.
  */
 struct uwprof_rings {
-	void *area;			/* vmalloc_user, all rings */
+	void *area;			/* vmap of pages[], all rings */
+	struct page **pages;
+	unsigned long nr_pages;
 	u64 stride;
 	u64 data_size;
 	u64 mmap_size;
@@ -200,6 +202,7 @@ struct uwprof_sampler {
 	u32 freq_hz;
 	u32 snapshot_size;		/* stack bytes per snapshot, 0: none */
 	u32 owner_tgid;			/* the process that started it */
+	const struct cred *cred;	/* its credentials: events of CPUs onlined later */
 	u32 nr_pids;
 	u32 *pids;			/* sorted tgids */
 	/* UWPROF_START_CGROUP: referenced until the sampler is freed. */

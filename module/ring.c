@@ -36,8 +36,50 @@ static void uwprof_ring_wake(struct irq_work *work)
 }
 
 /*
+ * Pages charged to the caller's memory cgroup, mapped into one vmap area
+ * that user space may map (VM_USERMAP); vmalloc_user() takes no
+ * accounting flag. On failure nothing is left allocated.
+ */
+static int uwprof_ring_area(struct uwprof_rings *rs, unsigned long nr_pages)
+{
+	unsigned long i;
+
+	rs->pages = kvmalloc_array(nr_pages, sizeof(*rs->pages),
+				   GFP_KERNEL_ACCOUNT);
+	if (!rs->pages)
+		return -ENOMEM;
+	for (i = 0; i < nr_pages; i++) {
+		rs->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+					  __GFP_NOWARN);
+		if (!rs->pages[i])
+			goto free;
+	}
+	rs->area = vmap(rs->pages, nr_pages, VM_MAP | VM_USERMAP, PAGE_KERNEL);
+	if (rs->area) {
+		rs->nr_pages = nr_pages;
+		return 0;
+	}
+free:
+	while (i--)
+		__free_page(rs->pages[i]);
+	kvfree(rs->pages);
+	return -ENOMEM;
+}
+
+static void uwprof_ring_area_free(struct uwprof_rings *rs)
+{
+	unsigned long i;
+
+	vunmap(rs->area);
+	for (i = 0; i < rs->nr_pages; i++)
+		__free_page(rs->pages[i]);
+	kvfree(rs->pages);
+}
+
+/*
  * START, in the caller's context: the pages are charged to the session
- * user's locked memory first (quota.c), as perf charges its rings.
+ * user's locked memory first (quota.c), as perf charges its rings, and to
+ * the caller's memory cgroup.
  */
 struct uwprof_rings *uwprof_ring_alloc(struct uwprof_session *s, u32 data_pages)
 {
@@ -57,8 +99,7 @@ struct uwprof_rings *uwprof_ring_alloc(struct uwprof_session *s, u32 data_pages)
 	rs = kvzalloc(struct_size(rs, ring, nr), GFP_KERNEL_ACCOUNT);
 	if (!rs)
 		goto unlock;
-	rs->area = vmalloc_user(total);
-	if (!rs->area) {
+	if (uwprof_ring_area(rs, total >> PAGE_SHIFT)) {
 		kvfree(rs);
 		goto unlock;
 	}
@@ -107,7 +148,7 @@ void uwprof_ring_put(struct uwprof_rings *rs)
 		return;
 	for (i = 0; i < rs->nr; i++)
 		irq_work_sync(&rs->ring[i].wake);
-	vfree(rs->area);
+	uwprof_ring_area_free(rs);
 	uwprof_quota_unlock_pages(rs->user, rs->locked);
 	kvfree(rs);
 }

@@ -12,13 +12,15 @@
  * (offcpu.c) uses the walk and the budget from the scheduler, interrupts
  * off, under the same rules. uwprof_sample_emit_exit()
  * runs from the lifecycle probes with preemption disabled. The rest runs in
- * process context under the session mutex, or in the cpuhp thread.
+ * process context under the session mutex, or in the cpuhp thread of a CPU
+ * coming online.
  *
  * Every sampling session has its own sampler (events, rings, scratch,
  * counters); the walk budget is the one thing all of them share, per CPU.
  */
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
+#include <linux/cred.h>
 #include <linux/error-injection.h>
 #include <linux/kernel.h>
 #include <linux/percpu.h>
@@ -564,10 +566,17 @@ static struct perf_event *uwprof_sample_event(struct uwprof_sampler *sp,
 						uwprof_sample_overflow, sp);
 }
 
-/* cpuhp thread (or START, under the hotplug lock) for one online CPU. */
-static int uwprof_sample_cpu_online(unsigned int cpu, struct hlist_node *node)
+/*
+ * START, in the caller's context under the hotplug lock, for every CPU
+ * online then; later, the cpuhp thread of a CPU coming online. Event
+ * creation runs the LSM perf_event hooks, which look at the current task:
+ * the hotplug thread answers with the credentials of the task that
+ * started the session, so a CPU coming online gets no event its starter
+ * could not have created.
+ */
+static void uwprof_sample_cpu_create(struct uwprof_sampler *sp,
+				     unsigned int cpu)
 {
-	struct uwprof_sampler *sp = hlist_entry(node, struct uwprof_sampler, node);
 	struct perf_event *ev = ERR_PTR(-ENODEV);
 	bool forced = sp->flags & UWPROF_START_CYCLES;
 
@@ -580,10 +589,19 @@ static int uwprof_sample_cpu_online(unsigned int cpu, struct hlist_node *node)
 	if (IS_ERR(ev)) {
 		/* Never fail the hotplug itself: the CPU just goes unsampled. */
 		sp->create_err = PTR_ERR(ev);
-		return 0;
+		return;
 	}
 	sp->nr_events++;
 	WRITE_ONCE(sp->events[cpu], ev);
+}
+
+static int uwprof_sample_cpu_online(unsigned int cpu, struct hlist_node *node)
+{
+	struct uwprof_sampler *sp = hlist_entry(node, struct uwprof_sampler, node);
+	const struct cred *old = override_creds(sp->cred);
+
+	uwprof_sample_cpu_create(sp, cpu);
+	revert_creds(old);
 	return 0;
 }
 
@@ -759,6 +777,7 @@ struct uwprof_sampler *uwprof_sample_create(struct uwprof_session *s,
 	sp->freq_hz = a.freq_hz;
 	sp->max_depth = a.max_depth;
 	sp->owner_tgid = current->tgid;
+	sp->cred = get_current_cred();
 	if (a.flags & UWPROF_START_SNAPSHOT)
 		sp->snapshot_size = a.snapshot_size ? a.snapshot_size :
 				    UWPROF_SNAPSHOT_DEFAULT;
@@ -815,11 +834,23 @@ free:
  */
 int uwprof_sample_run(struct uwprof_sampler *sp)
 {
+	unsigned int cpu;
 	int ret;
 
-	ret = cpuhp_state_add_instance(uwprof_cpuhp_state, &sp->node);
+	/*
+	 * Not cpuhp_state_add_instance(): it would create the events in each
+	 * CPU's hotplug thread, out of reach of the caller's LSM context. A
+	 * CPU that came online between the two steps has its event from the
+	 * callback already; one that went away took its own with it.
+	 */
+	ret = cpuhp_state_add_instance_nocalls(uwprof_cpuhp_state, &sp->node);
 	if (ret)
 		return ret;
+	cpus_read_lock();
+	for_each_online_cpu(cpu)
+		if (!sp->events[cpu])
+			uwprof_sample_cpu_create(sp, cpu);
+	cpus_read_unlock();
 	if (!sp->nr_events) {
 		cpuhp_state_remove_instance(uwprof_cpuhp_state, &sp->node);
 		return sp->create_err ? sp->create_err : -ENODEV;
@@ -880,6 +911,7 @@ void uwprof_sample_free(struct uwprof_sampler *sp)
 	kfree(sp->pids);
 	if (sp->cgroup)
 		uwprof_compat_cgroup_put(sp->cgroup);
+	put_cred(sp->cred);
 	kfree(sp);
 }
 

@@ -5,7 +5,9 @@
  * is reported by LOST records and the rings' running totals; a reader that
  * consumes concurrently sees well-formed records only; a lying reader
  * (garbage tail) cannot break the module; poll() wakes up; rings mapped
- * while a START fails stay valid until they are unmapped.
+ * while a START fails stay valid until they are unmapped. START creates
+ * its events in the caller's context and charges its rings to the
+ * caller's memory cgroup.
  */
 #include "uwprof_test.h"
 
@@ -428,6 +430,190 @@ TEST_F(ring, start_fails_while_mapped)
 		EXPECT_EQ(0, uwt_ioctl(fd, UWPROF_IOC_STOP, NULL));
 		close(fd);
 	}
+}
+
+/* ---- who creates the events, who pays for the rings ---- */
+
+#define UWT_KPROBE_GROUP	"uwprof_ring_test"
+
+/* tracefs, mounted if the guest's init did not; 0 or -errno. */
+static int uwt_tracefs(char *dir, size_t len)
+{
+	static const char *const where[] = {
+		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
+	};
+	char path[PATH_MAX + 32];
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/kprobe_events", where[i]);
+		if (!access(path, W_OK)) {
+			snprintf(dir, len, "%s", where[i]);
+			return 0;
+		}
+	}
+	if (mount("tracefs", where[0], "tracefs", 0, NULL))
+		return -errno;
+	snprintf(path, sizeof(path), "%s/kprobe_events", where[0]);
+	if (access(path, W_OK))
+		return -errno;
+	snprintf(dir, len, "%s", where[0]);
+	return 0;
+}
+
+/* Appends one line to a tracefs file; -errno on failure. */
+static int uwt_trace_put(const char *dir, const char *file, const char *val,
+			 bool append)
+{
+	char path[PATH_MAX + 32];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC));
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/*
+ * Counts the kprobe's hits in the trace buffer, and those whose comm is
+ * not 'comm'; the first stranger's name goes to other[].
+ */
+static void uwt_trace_comms(const char *dir, const char *comm, int *hits,
+			    int *strangers, char *other, size_t len)
+{
+	char path[PATH_MAX + 32], line[512], *p, *q;
+	FILE *f;
+
+	*hits = *strangers = 0;
+	snprintf(path, sizeof(path), "%s/trace", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, "comm=\"");
+		if (line[0] == '#' || !p)
+			continue;
+		p += 6;
+		q = strchr(p, '"');
+		if (!q)
+			continue;
+		*q = 0;
+		(*hits)++;
+		if (strcmp(p, comm)) {
+			if (!(*strangers)++)
+				snprintf(other, len, "%s", p);
+		}
+	}
+	fclose(f);
+}
+
+/*
+ * perf_event_open() creates an event in the caller's context, where the
+ * LSM perf_event hooks judge it; START must do the same for every CPU
+ * online at the time, not leave the creation to each CPU's hotplug
+ * thread. A kprobe event on perf_event_create_kernel_counter() records
+ * the comm of every task that creates a kernel counter while START runs.
+ */
+TEST_F(ring, events_created_by_caller)
+{
+	char dir[PATH_MAX], comm[32] = "", other[32] = "";
+	int hits, strangers, ret;
+	uint32_t pid = self->child;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	FILE *f;
+
+	ret = uwt_tracefs(dir, sizeof(dir));
+	if (ret)
+		SKIP(return, "no tracefs with kprobe_events: %s", strerror(-ret));
+	f = fopen("/proc/self/comm", "re");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(comm, sizeof(comm), f));
+	fclose(f);
+	comm[strcspn(comm, "\n")] = 0;
+
+	uwt_trace_put(dir, "kprobe_events", "-:" UWT_KPROBE_GROUP "/create\n", true);
+	ret = uwt_trace_put(dir, "kprobe_events",
+			    "p:" UWT_KPROBE_GROUP "/create perf_event_create_kernel_counter comm=$comm\n",
+			    true);
+	if (ret)
+		SKIP(return, "kprobe on perf_event_create_kernel_counter: %s",
+		     strerror(-ret));
+	ASSERT_EQ(0, uwt_trace_put(dir, "trace", "", false));
+	ASSERT_EQ(0, uwt_trace_put(dir, "events/" UWT_KPROBE_GROUP "/create/enable",
+				   "1", false));
+	ret = uwt_start(self->fd, UWPROF_START_CPU_CLOCK, 1000, 8, 8, &pid, 1);
+	uwt_trace_put(dir, "events/" UWT_KPROBE_GROUP "/create/enable", "0", false);
+	ASSERT_EQ(0, ret);
+	EXPECT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
+	uwt_trace_comms(dir, comm, &hits, &strangers, other, sizeof(other));
+	uwt_trace_put(dir, "kprobe_events", "-:" UWT_KPROBE_GROUP "/create\n", true);
+	TH_LOG("%d events created for %ld online CPUs, %d by another task (%s)",
+	       hits, online, strangers, strangers ? other : "none");
+	EXPECT_LE(online, hits);
+	EXPECT_EQ(0, strangers);
+}
+
+/* memory.current of the cgroup at 'path', or -1. */
+static long long uwt_memcg_current(const char *path)
+{
+	char fn[PATH_MAX + 32];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(fn, sizeof(fn), "%s/memory.current", path);
+	f = fopen(fn, "re");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/*
+ * The rings are kernel memory the caller asked for: they are charged to
+ * its memory cgroup, as its other START allocations are, so a container's
+ * memory limit bounds what it can pin through the module.
+ */
+TEST_F(ring, rings_charged_to_memcg)
+{
+	const uint32_t ring_pages = 1024;
+	char root[PATH_MAX], cg[PATH_MAX], fn[PATH_MAX + 32];
+	long long before, after, rings;
+	long pagesz = sysconf(_SC_PAGESIZE);
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t pid = self->child;
+	int ret;
+
+	ASSERT_EQ(0, uwt_cgroup2_root(root, sizeof(root)));
+	snprintf(fn, sizeof(fn), "%s/cgroup.subtree_control", root);
+	if (uwt_put(fn, "+memory"))
+		SKIP(return, "no memory controller in %.200s", root);
+	ASSERT_EQ(0, uwt_cgroup_make("uwprof-memcg", cg, sizeof(cg)));
+	ret = uwt_cgroup_enter(cg, getpid());
+	if (!ret) {
+		before = uwt_memcg_current(cg);
+		ret = uwt_start(self->fd, UWPROF_START_CPU_CLOCK, 100, 8,
+				ring_pages, &pid, 1);
+		after = uwt_memcg_current(cg);
+		if (!ret)
+			uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL);
+		close(self->fd);
+		self->fd = -1;
+	}
+	uwt_cgroup_enter(root, getpid());
+	uwt_cgroup_remove(cg);
+	ASSERT_EQ(0, ret);
+	rings = (long long)ring_pages * pagesz * online;
+	TH_LOG("memory.current %lld -> %lld (+%lld) for %lld bytes of rings on %ld online CPUs",
+	       before, after, after - before, rings, online);
+	ASSERT_LE(0, before);
+	/* The cgroup's per-CPU charge batches blur a few hundred KiB. */
+	EXPECT_LE(rings * 3 / 4, after - before);
 }
 
 TEST_HARNESS_MAIN
