@@ -124,6 +124,8 @@ static long uwprof_ioc_version(struct uwprof_session *s, void __user *arg)
 		v.caps |= UWPROF_CAP_OFF_CPU;
 	if (uwprof_mmap_available())
 		v.caps |= UWPROF_CAP_MMAP;
+	if (uwprof_lifecycle_renames())
+		v.caps |= UWPROF_CAP_RENAME;
 	if (UWPROF_COMPAT_CGROUPS)
 		v.caps |= UWPROF_CAP_CGROUP;
 	v.nr_cpus = nr_cpu_ids;

@@ -355,6 +355,10 @@ bool uwprof_sample_traced(const struct uwprof_sampler *sp,
 void uwprof_sample_emit_exit(struct uwprof_sampler *sp, u32 tgid,
 			     const char *comm);
 void uwprof_sample_emit_fork(struct uwprof_sampler *sp, u32 pid, u32 ppid);
+bool uwprof_sample_traced_as(const struct uwprof_sampler *sp,
+			     struct task_struct *t, const char *comm);
+void uwprof_sample_emit_comm(struct uwprof_sampler *sp, struct task_struct *t,
+			     const char *comm);
 /* A record into this CPU's ring (preemption disabled); false: lost. */
 bool uwprof_sample_emit(struct uwprof_sampler *sp, const void *rec, u32 size,
 			bool wake);
@@ -381,6 +385,7 @@ void uwprof_mmap_put(void);
 /* lifecycle.c */
 int uwprof_lifecycle_init(void);
 void uwprof_lifecycle_exit(void);
+bool uwprof_lifecycle_renames(void);
 
 /*
  * nmi_test.c: a test-only NMI handler that samples (Kbuild's

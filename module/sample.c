@@ -132,6 +132,25 @@ bool uwprof_sample_traced(const struct uwprof_sampler *sp,
 	return !sp->cgroup || uwprof_compat_task_in_cgroup(t, sp->cgroup);
 }
 
+/*
+ * Whether 't' passes the filters under its own name or under 'comm' (a
+ * name it is about to take). Context: as uwprof_sample_traced().
+ */
+bool uwprof_sample_traced_as(const struct uwprof_sampler *sp,
+			     struct task_struct *t, const char *comm)
+{
+	if (uwprof_sample_traced(sp, t))
+		return true;
+	if (!(sp->flags & UWPROF_START_COMM) ||
+	    strncmp(comm, sp->comm, sizeof(sp->comm)) ||
+	    !uwprof_sample_traced_pid(sp, t->tgid))
+		return false;
+	if ((sp->flags & UWPROF_START_DESCENDANTS) &&
+	    !uwprof_sample_descends(sp, t))
+		return false;
+	return !sp->cgroup || uwprof_compat_task_in_cgroup(t, sp->cgroup);
+}
+
 static u32 uwprof_hist_bucket(u64 ns)
 {
 	u64 v = ns >> 6;
@@ -545,6 +564,25 @@ void uwprof_sample_emit_fork(struct uwprof_sampler *sp, u32 pid, u32 ppid)
 
 	if (uwprof_sample_emit(sp, &rec, sizeof(rec), false))
 		this_cpu_inc(sp->stats->fork_records);
+}
+
+/*
+ * Thread 't', sampled by this session, takes the name 'comm' now.
+ * Context: as uwprof_sample_emit(); t->comm still holds the old name.
+ */
+void uwprof_sample_emit_comm(struct uwprof_sampler *sp, struct task_struct *t,
+			     const char *comm)
+{
+	struct uwprof_rec_comm rec = {
+		.hdr = { .type = UWPROF_REC_COMM, .size = sizeof(rec) },
+		.time_ns = ktime_get_mono_fast_ns(),
+		.pid = t->tgid,
+		.tid = t->pid,
+	};
+
+	strscpy_pad(rec.comm, comm, sizeof(rec.comm));
+	strscpy_pad(rec.old_comm, t->comm, sizeof(rec.old_comm));
+	uwprof_sample_emit(sp, &rec, sizeof(rec), false);
 }
 
 static struct perf_event *uwprof_sample_event(struct uwprof_sampler *sp,

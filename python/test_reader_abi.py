@@ -41,7 +41,8 @@ RECORDS = {'_SAMPLE': ('uwprof_rec_sample', True),
            '_LOST': ('uwprof_rec_lost', True),
            '_UNKNOWN': ('uwprof_rec_unknown_map', True),
            '_EXIT': ('uwprof_rec_exit', False),
-           '_FORK': ('uwprof_rec_fork', True)}
+           '_FORK': ('uwprof_rec_fork', True),
+           '_COMM': ('uwprof_rec_comm', True)}
 
 n_test = n_fail = 0
 

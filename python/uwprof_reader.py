@@ -82,9 +82,10 @@ CAP_COMM = 1 << 6
 CAP_MMAP = 1 << 7
 CAP_DESCENDANTS = 1 << 8
 CAP_MAPS_START = 1 << 9
+CAP_RENAME = 1 << 10
 
-REC_SAMPLE, REC_LOST, REC_UNKNOWN_MAP, REC_EXIT, REC_FORK, REC_MMAP = \
-    1, 2, 3, 4, 5, 6
+REC_SAMPLE, REC_LOST, REC_UNKNOWN_MAP, REC_EXIT, REC_FORK, REC_MMAP, \
+    REC_COMM = 1, 2, 3, 4, 5, 6, 7
 SAMPLE_STOP_MASK = 0xff
 SAMPLE_FP_USED = 1 << 8
 SAMPLE_IN_KERNEL = 1 << 9
@@ -212,6 +213,7 @@ _SAMPLE = struct.Struct('<IIQIIIIHHIQ')        # 48 bytes, then ips
 _UNKNOWN = struct.Struct('<IIQIIQ')
 _EXIT = struct.Struct('<IIQII')                # then comm[16]
 _FORK = struct.Struct('<IIQII')
+_COMM = struct.Struct('<IIQII16s16s')
 _LOST = struct.Struct('<IIQ')
 
 
@@ -283,6 +285,7 @@ class Session:
         self.unknown = []       # (pid, tid, addr) of UNKNOWN_MAP records
         self.exits = []         # (pid, exec) of EXIT records
         self.forks = []         # (pid, ppid) of FORK records
+        self.renames = []       # (time_ns, pid, tid, old name, new name)
         self._maps = {}
         v = self.version()
         if v['abi_version'] != ABI_VERSION:
@@ -484,6 +487,11 @@ class Session:
         elif rtype == REC_FORK:
             _, _, _, pid, ppid = _FORK.unpack_from(b)
             self.forks.append((pid, ppid))
+        elif rtype == REC_COMM:
+            _, _, t, pid, tid, comm, old = _COMM.unpack_from(b)
+            self.renames.append((t, pid, tid,
+                                 old.rstrip(b'\0').decode(errors='replace'),
+                                 comm.rstrip(b'\0').decode(errors='replace')))
         return None
 
     def poll(self, timeout=0.25):

@@ -443,17 +443,32 @@ static void pf_image_span(const struct uwprof_pf *pf, uint32_t pid,
 }
 
 /* The last name recorded for the thread in [lo, hi), other than 'not'. */
+/*
+ * A thread record says the thread had that name at its time: the sample
+ * takes the latest one at or before it, else the first after it (a name
+ * read from /proc after the sample, with no rename in between).
+ */
 static const char *pf_comm_in(const struct uwprof_pf *pf, uint32_t pid,
 			      uint32_t tid, uint64_t lo, uint64_t hi,
-			      const char *not)
+			      const char *not, uint64_t at)
 {
+	const struct uwprof_pf_thread *t, *before = NULL, *after = NULL;
 	size_t i;
 
-	for (i = pf->nr_threads; i-- > 0;)
-		if (pf->threads[i].tid == tid && pf->threads[i].pid == pid &&
-		    pf->threads[i].time_ns >= lo && pf->threads[i].time_ns < hi &&
-		    (!not || strcmp(pf->threads[i].comm, not)))
-			return pf->threads[i].comm;
+	for (i = 0; i < pf->nr_threads; i++) {
+		t = &pf->threads[i];
+		if (t->tid != tid || t->pid != pid || t->time_ns < lo ||
+		    t->time_ns >= hi || (not && !strcmp(t->comm, not)))
+			continue;
+		if (t->time_ns <= at) {
+			if (!before || t->time_ns >= before->time_ns)
+				before = t;
+		} else if (!after || t->time_ns < after->time_ns) {
+			after = t;
+		}
+	}
+	if (before || after)
+		return (before ? before : after)->comm;
 	for (i = pf->nr_maps; i-- > 0;)
 		if (pf->maps[i].pid == pid && pf->maps[i].comm &&
 		    pf->maps[i].comm[0] && pf->maps[i].time_ns >= lo &&
@@ -490,14 +505,15 @@ const char *uwprof_pf_comm(const struct uwprof_pf *pf, uint32_t pid,
 	 */
 	c = NULL;
 	if (hi != UINT64_MAX)
-		c = pf_comm_in(pf, pid, tid, lo, hi, pf_exec_comm(pf, pid, hi));
+		c = pf_comm_in(pf, pid, tid, lo, hi, pf_exec_comm(pf, pid, hi),
+			       time_ns);
 	if (!c)
-		c = pf_comm_in(pf, pid, tid, lo, hi, NULL);
+		c = pf_comm_in(pf, pid, tid, lo, hi, NULL, time_ns);
 	/*
 	 * No name was taken while that image ran (it exec'd again before the
-	 * recorder read it): the last one recorded, rather than none.
+	 * recorder read it): the nearest one recorded, rather than none.
 	 */
-	return c ? c : pf_comm_in(pf, pid, tid, 0, UINT64_MAX, NULL);
+	return c ? c : pf_comm_in(pf, pid, tid, 0, UINT64_MAX, NULL, time_ns);
 }
 
 const char *uwprof_pf_cgroup(const struct uwprof_pf *pf, uint32_t pid,

@@ -1778,4 +1778,109 @@ TEST_F(sampling, exit_and_exec_drop_mappings)
 	EXPECT_EQ(-ENOENT, uwt_ioctl(self->fd, UWPROF_IOC_PROCESS_DEL, &pd));
 }
 
+/* ---- thread renames ---- */
+
+struct rename_seen {
+	pid_t pid;
+	uint32_t tid;
+	uint32_t n;			/* COMM records of pid */
+	char names[4][2][16];		/* old, new of the first four */
+	uint64_t at[4];
+};
+
+static void rename_comm(const struct uwprof_rec_comm *c, void *priv)
+{
+	struct rename_seen *rs = priv;
+
+	if ((pid_t)c->pid != rs->pid || c->tid == c->pid)
+		return;
+	if (rs->n < 4) {
+		memcpy(rs->names[rs->n][0], c->old_comm, 16);
+		memcpy(rs->names[rs->n][1], c->comm, 16);
+		rs->at[rs->n] = c->time_ns;
+		rs->tid = c->tid;
+	}
+	rs->n++;
+}
+
+static uint64_t rename_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void *rename_thread(void *arg)
+{
+	volatile unsigned long x = 0;
+	uint64_t end;
+
+	(void)arg;
+	prctl(PR_SET_NAME, "uwt-before", 0, 0, 0);
+	for (end = rename_now_ns() + 300000000ULL; rename_now_ns() < end;)
+		x++;
+	prctl(PR_SET_NAME, "uwt-after", 0, 0, 0);
+	for (end = rename_now_ns() + 300000000ULL; rename_now_ns() < end;)
+		x++;
+	return NULL;
+}
+
+/*
+ * A thread that renames itself while sampled: the session's reader hears
+ * each rename, in order, with the old and the new name, as perf's COMM
+ * events say.
+ */
+TEST_F(sampling, thread_rename_reported)
+{
+	struct rename_seen rs = { 0 };
+	struct uwprof_version v = { .size = sizeof(v) };
+	int go[2], status;
+	uint32_t pid;
+	char c;
+
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_VERSION, &v));
+	ASSERT_NE(0, v.caps & UWPROF_CAP_RENAME)
+		TH_LOG("the module reports no renames (no task_rename tracepoint?)");
+	ASSERT_EQ(0, pipe(go));
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (!self->child) {
+		pthread_t t;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		if (pthread_create(&t, NULL, rename_thread, NULL))
+			_exit(2);
+		pthread_join(t, NULL);
+		_exit(0);
+	}
+	close(go[0]);
+	pid = self->child;
+	rs.pid = self->child;
+	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_CPU_CLOCK, 1000, 32, 0,
+			       &pid, 1));
+	ASSERT_EQ(0, uwt_rings_map(self->fd, &self->r));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	close(go[1]);
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+	self->child = -1;
+	EXPECT_EQ(0, status);
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
+	self->rd.on_comm = rename_comm;
+	self->rd.on_sample = NULL;
+	self->rd.priv = &rs;
+	uwt_rings_drain(&self->r, &self->rd);
+	TH_LOG("%u renames of thread %u: '%.16s' -> '%.16s', '%.16s' -> '%.16s'",
+	       rs.n, rs.tid, rs.names[0][0], rs.names[0][1], rs.names[1][0],
+	       rs.names[1][1]);
+	ASSERT_EQ(2, rs.n);
+	EXPECT_STREQ("uwt-before", rs.names[0][1]);
+	EXPECT_STREQ("uwt-before", rs.names[1][0]);
+	EXPECT_STREQ("uwt-after", rs.names[1][1]);
+	EXPECT_LT(rs.at[0], rs.at[1]);
+	EXPECT_EQ(0, self->rd.c.bad);
+}
+
 TEST_HARNESS_MAIN

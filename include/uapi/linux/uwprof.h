@@ -284,6 +284,7 @@ struct uwprof_table_page {
 #define UWPROF_CAP_MMAP		(1U << 7)	/* START takes UWPROF_START_MMAP */
 #define UWPROF_CAP_DESCENDANTS	(1U << 8)	/* START takes UWPROF_START_DESCENDANTS */
 #define UWPROF_CAP_MAPS_START	(1U << 9)	/* MAPS_SET takes UWPROF_MAPS_START_TIME */
+#define UWPROF_CAP_RENAME	(1U << 10)	/* threads' renames come as UWPROF_REC_COMM */
 
 struct uwprof_version {
 	__u32	size;		/* in: sizeof(struct uwprof_version) */
@@ -671,6 +672,7 @@ enum uwprof_rec_type {
 	UWPROF_REC_EXIT		= 4,
 	UWPROF_REC_FORK		= 5,
 	UWPROF_REC_MMAP		= 6,
+	UWPROF_REC_COMM		= 7,
 };
 
 struct uwprof_rec_hdr {
@@ -770,6 +772,23 @@ struct uwprof_rec_fork {
 	__u64	time_ns;
 	__u32	pid;		/* the new process */
 	__u32	ppid;		/* the thread-group id it copied its list from */
+};
+
+/*
+ * A thread renamed itself (prctl(PR_SET_NAME), pthread_setname_np(), a
+ * write to /proc/PID/task/TID/comm) while sampling ran: it was named
+ * 'old_comm' until time_ns and 'comm' from then on, as perf's COMM events
+ * say. An exec's new name comes this way too, just before the exec's EXIT
+ * record. Sent when the thread passes the session's filters under either
+ * name (UWPROF_CAP_RENAME).
+ */
+struct uwprof_rec_comm {
+	struct uwprof_rec_hdr hdr;
+	__u64	time_ns;
+	__u32	pid;
+	__u32	tid;
+	char	comm[16];	/* the new name, NUL padded */
+	char	old_comm[16];
 };
 
 /* uwprof_rec_mmap.flags */
