@@ -240,6 +240,10 @@ static inline bool uwprof_compat_user_gpr(const struct pt_regs *r,
 
 #elif defined(CONFIG_ARM64)
 
+#include <asm/mmu.h>
+#include <asm/pgtable.h>
+#include <asm/sysreg.h>
+
 #define UWPROF_COMPAT_ARCH	UWPROF_ARCH_ARM64
 
 static inline bool uwprof_compat_user_regs(struct pt_regs *regs)
@@ -282,6 +286,16 @@ static __always_inline u64 uwprof_compat_user_ttbr0(void)
 #endif
 
 /*
+ * TTBR0_EL1's ASID and CNP fields: named by the generated sysreg
+ * definitions in 7.x, by asm/mmu.h and asm/pgtable-hwdef.h before.
+ */
+#ifdef TTBR_ASID_MASK
+#define UWPROF_TTBR_ASID_CNP	(TTBR_ASID_MASK | TTBR_CNP_BIT)
+#else
+#define UWPROF_TTBR_ASID_CNP	(TTBRx_EL1_ASID_MASK | TTBRx_EL1_CnP_MASK)
+#endif
+
+/*
  * Whether the user tables a uaccess goes through now are mm's: the base
  * address cpu_do_switch_mm() or update_saved_ttbr0() wrote for mm's pgd,
  * phys_to_ttbr() packing PA bits 51:48 into bits 5:2 with 52-bit PAs,
@@ -290,7 +304,7 @@ static __always_inline u64 uwprof_compat_user_ttbr0(void)
  */
 static __always_inline bool uwprof_compat_user_tables_are(struct mm_struct *mm)
 {
-	u64 base = uwprof_compat_user_ttbr0() & ~(TTBR_ASID_MASK | TTBR_CNP_BIT);
+	u64 base = uwprof_compat_user_ttbr0() & ~(u64)UWPROF_TTBR_ASID_CNP;
 
 	return mm && base == (u64)phys_to_ttbr(virt_to_phys(mm->pgd));
 }
