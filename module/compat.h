@@ -240,7 +240,6 @@ static inline bool uwprof_compat_user_gpr(const struct pt_regs *r,
 
 #elif defined(CONFIG_ARM64)
 
-#include <asm/mmu.h>
 #include <asm/pgtable.h>
 #include <asm/sysreg.h>
 
@@ -286,14 +285,11 @@ static __always_inline u64 uwprof_compat_user_ttbr0(void)
 #endif
 
 /*
- * TTBR0_EL1's ASID and CNP fields: named by the generated sysreg
- * definitions in 7.x, by asm/mmu.h and asm/pgtable-hwdef.h before.
+ * TTBR0_EL1's ASID (bits 63:48) and CnP (bit 0) fields, as the
+ * architecture fixes them: the kernel's names for them changed in 7.x
+ * (generated TTBRx_EL1_* replaced TTBR_ASID_MASK and TTBR_CNP_BIT).
  */
-#ifdef TTBR_ASID_MASK
-#define UWPROF_TTBR_ASID_CNP	(TTBR_ASID_MASK | TTBR_CNP_BIT)
-#else
-#define UWPROF_TTBR_ASID_CNP	(TTBRx_EL1_ASID_MASK | TTBRx_EL1_CnP_MASK)
-#endif
+#define UWPROF_TTBR_ASID_CNP	(GENMASK_ULL(63, 48) | BIT_ULL(0))
 
 /*
  * Whether the user tables a uaccess goes through now are mm's: the base
