@@ -264,11 +264,14 @@ static inline bool uwprof_compat_user_regs(struct pt_regs *regs)
 /*
  * The user page-table base a uaccess goes through now. With software PAN
  * in use, TTBR0_EL1 holds the reserved table while in the kernel and
- * uaccess_ttbr0_enable() loads current_thread_info()->ttbr0, which only
- * switch_mm() of current itself (or kthread_use_mm() and exec's
- * activate_mm()) rewrites; otherwise TTBR0_EL1 holds the tables
- * cpu_do_switch_mm() last loaded, whatever current is. KPTI swaps only
- * TTBR1_EL1 on kernel entry and exit: TTBR0_EL1 keeps the user tables.
+ * uaccess_ttbr0_enable() loads current_thread_info()->ttbr0. switch_mm()
+ * writes that of the task coming in, so in the context-switch window
+ * current's still names its own tables and such a read is right: the
+ * check agrees, and still catches kthread_use_mm() and exec's
+ * activate_mm(), which set current->mm before writing it. Otherwise
+ * TTBR0_EL1 holds the tables cpu_do_switch_mm() last loaded, whatever
+ * current is. KPTI swaps only TTBR1_EL1 on kernel entry and exit:
+ * TTBR0_EL1 keeps the user tables.
  */
 #ifdef CONFIG_ARM64_SW_TTBR0_PAN
 static __always_inline u64 uwprof_compat_user_ttbr0(void)
