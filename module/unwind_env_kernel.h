@@ -76,7 +76,7 @@ struct uwprof_kenv {
  * loaded tables on arm64, where that one is always true), until one
  * succeeds; after that nothing can change before the walk ends: the rest
  * use plain accessors, one load per word, as perf's own user callchains
- * do. A walk whose reads are refused stops with UWPROF_STOP_READ.
+ * do. To the walk a refused read is an unreadable word: UWPROF_STOP_READ.
  */
 static __always_inline int uwprof_kenv_read(void *ctx, void *dst, u64 addr,
 					    size_t n)
