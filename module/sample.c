@@ -8,7 +8,7 @@
  * Contexts: uwprof_sample_take() and everything it calls run in NMI
  * (hardware cycles on x86) or hard IRQ (cpu-clock, arm64 PMU): no locks,
  * no allocation, no sleeping, no printing; mappings are read under RCU and
- * user memory through copy_from_user_nofault(); the off-CPU probe
+ * user memory through uwprof_compat_user_read_nofault(); the off-CPU probe
  * (offcpu.c) uses the walk and the budget from the scheduler, interrupts
  * off, under the same rules. uwprof_sample_emit_exit()
  * runs from the lifecycle probes with preemption disabled. The rest runs in
@@ -274,7 +274,8 @@ static void uwprof_sample_unknown(struct uwprof_sampler *sp,
  * interrupted general registers while they still apply, and the stack from
  * that frame's sp up to the session's size or the first unreadable page.
  * Returns the bytes appended (a multiple of 8). Context: NMI or hard IRQ;
- * copy_from_user_nofault() checks that current's mm is the one loaded.
+ * uwprof_compat_user_read_nofault() checks that current's mm is the one
+ * loaded.
  */
 static u32 uwprof_sample_snapshot(const struct uwprof_sampler *sp, void *dst,
 				  const struct uwprof_regs *at, u32 flags,
@@ -296,8 +297,9 @@ static u32 uwprof_sample_snapshot(const struct uwprof_sampler *sp, void *dst,
 	while (got < sp->snapshot_size && addr + got < TASK_SIZE) {
 		chunk = min_t(u64, PAGE_SIZE - offset_in_page(addr + got),
 			      sp->snapshot_size - got);
-		if (copy_from_user_nofault(stack + got,
-					   u64_to_user_ptr(addr + got), chunk))
+		if (uwprof_compat_user_read_nofault(stack + got,
+						    u64_to_user_ptr(addr + got),
+						    chunk))
 			break;
 		got += chunk;
 	}
