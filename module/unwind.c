@@ -895,8 +895,12 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 		.gpr_ok = !(req->at_flags & UWPROF_SNAP_NO_GPR),
 		.sav_reg = WALK_NO_REG,
 	};
-	/* Work left until the next look at the clock (unwind.h). */
-	u32 left = req->deadline ? UWPROF_WALK_CHECK_COST : ~0U;
+	/*
+	 * The frame count at which to look at the clock next (unwind.h):
+	 * compared, not counted down, so the general step pays a compare.
+	 */
+	u32 check = req->deadline ? UWPROF_WALK_CHECK_STEPS : ~0U;
+	const u32 most = req->deadline ? UWPROF_WALK_CHECK_CACHED : ~0U;
 	u32 nr = 0, ret;
 
 	res->stop = UWPROF_STOP_OK;
@@ -926,21 +930,22 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 		struct uwprof_unwind_res peek, *to = res;
 		bool full;
 
-		if (unlikely(!left)) {
+		if (unlikely(nr >= check)) {
 			if (UWPROF_ENV_NOW(req->env) >= req->deadline) {
 				res->stop = UWPROF_STOP_TIME;
 				break;
 			}
-			left = UWPROF_WALK_CHECK_COST;
+			check = nr + UWPROF_WALK_CHECK_STEPS;
 		}
 		if (req->cache) {
 			u32 had = nr;
 
-			nr = walk_cached(&w, req, nr, left);
-			left -= nr - had;
-			/* Out of work, maybe not of cached rows: the clock first. */
-			if (!left)
+			nr = walk_cached(&w, req, nr, most);
+			/* Out of its share, maybe not of cached rows: the clock first. */
+			if (nr - had == most) {
+				check = nr;
 				continue;
+			}
 		}
 		/*
 		 * A stack of exactly max_depth frames is whole, not cut: one
@@ -953,7 +958,6 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 			to = &peek;
 		}
 		ret = step(&w, req, to);
-		left = left > UWPROF_WALK_STEP_COST ? left - UWPROF_WALK_STEP_COST : 0;
 		if (unlikely(full)) {
 			if (ret)
 				*res = peek;

@@ -825,14 +825,13 @@ static void build_resolver(struct world *w, u64 *gpr, u32 callee)
 }
 
 /*
- * A deadline already past stops the walk at the first look at the clock,
- * after UWPROF_WALK_CHECK_COST units of work: 8 general steps, or 64
- * frames of the cached loop; the frames kept are the walk's own. One far
- * ahead changes nothing.
+ * A deadline already past stops the walk at the first look at the clock:
+ * at 8 frames of the general step, or after 64 of the cached loop; the
+ * frames kept are the walk's own. One far ahead changes nothing.
  */
 static void test_deadline(struct tap *t, struct world *w)
 {
-	const u32 steps = UWPROF_WALK_CHECK_COST / UWPROF_WALK_STEP_COST;
+	const u32 steps = UWPROF_WALK_CHECK_STEPS;
 	struct uwprof_unwind_req req;
 	struct uwprof_unwind_res res;
 	u64 ref[150], ips[150];
@@ -856,19 +855,19 @@ static void test_deadline(struct tap *t, struct world *w)
 	req.ips = ips;
 	req.deadline = 1;
 	nr = uwprof_unwind_user(&req, &res);
-	tap_ok(t, nr == 1 + steps && res.stop == UWPROF_STOP_TIME &&
+	tap_ok(t, nr == steps && res.stop == UWPROF_STOP_TIME &&
 	       !memcmp(ips, ref, nr * sizeof(u64)),
-	       "deadline past: %u general steps, then TIME (%u frames, %s)",
+	       "deadline past: %u frames by the general step, then TIME (%u, %s)",
 	       steps, nr, stop_name(res.stop));
 
 	req.cache = w->cache;
 	req.maps_id = ++maps_ids;
 	uwprof_unwind_user(&req, &res);
 	nr = uwprof_unwind_user(&req, &res);
-	tap_ok(t, nr == 1 + UWPROF_WALK_CHECK_COST && res.stop == UWPROF_STOP_TIME &&
+	tap_ok(t, nr == 1 + UWPROF_WALK_CHECK_CACHED && res.stop == UWPROF_STOP_TIME &&
 	       !memcmp(ips, ref, nr * sizeof(u64)),
 	       "deadline past, rows cached: %u frames, then TIME (%u, %s)",
-	       UWPROF_WALK_CHECK_COST, nr, stop_name(res.stop));
+	       UWPROF_WALK_CHECK_CACHED, nr, stop_name(res.stop));
 
 	req.deadline = uwprof_host_now() + 60ULL * 1000000000ULL;
 	nr = uwprof_unwind_user(&req, &res);
