@@ -1772,7 +1772,7 @@ TEST_F(sampling, unknown_process)
 /* Snapshot records of the child, checked as they are read. */
 struct snap_tally {
 	uint32_t pid;
-	uint64_t samples, with, bad, bytes, cut;
+	uint64_t samples, with, bad, bytes, cut, time;
 };
 
 #if defined(__x86_64__)
@@ -1800,12 +1800,19 @@ static void on_snap_sample(const struct uwprof_rec_sample *s, uint32_t ring,
 	off = sizeof(*s) + 8 * ((size_t)s->nr_kernel + s->nr_user);
 	sn = (const void *)((const char *)s + off);
 	need = off + sizeof(*sn) + 8 * (size_t)sn->nr_gpr + sn->stack_size;
+	/*
+	 * A copy the walk's time limit shortened (a vCPU the host preempted
+	 * mid-sample) is cut below the size, maybe to nothing.
+	 */
 	if (need > s->hdr.size || s->hdr.size - need >= 8 || !s->nr_user ||
 	    sn->pc != s->ips[s->nr_kernel + s->nr_user - 1] ||
-	    sn->flags & ~UWPROF_SNAP_CUT || sn->nr_gpr != SNAP_NR_GPR ||
+	    sn->flags & ~(UWPROF_SNAP_CUT | UWPROF_SNAP_TIME) ||
+	    sn->nr_gpr != SNAP_NR_GPR ||
 	    ((const uint64_t *)(sn + 1))[SNAP_SP_REGNO] != sn->sp ||
-	    !sn->stack_size || sn->stack_size > 4096 ||
-	    !!(sn->flags & UWPROF_SNAP_CUT) != (sn->stack_size == 4096) ||
+	    sn->stack_size > 4096 ||
+	    ((sn->flags & UWPROF_SNAP_TIME) ? sn->stack_size == 4096 :
+	     !sn->stack_size ||
+	     !!(sn->flags & UWPROF_SNAP_CUT) != (sn->stack_size == 4096)) ||
 	    (s->flags & UWPROF_SAMPLE_STOP_MASK) != UWPROF_STOP_NO_PROCESS) {
 		if (t->bad++ < 3)
 			fprintf(stderr, "# bad snapshot: size %u flags %#x nr_gpr %u stack %u\n",
@@ -1813,6 +1820,7 @@ static void on_snap_sample(const struct uwprof_rec_sample *s, uint32_t ring,
 		return;
 	}
 	t->bytes += sn->stack_size;
+	t->time += !!(sn->flags & UWPROF_SNAP_TIME);
 	t->cut += !!(sn->flags & UWPROF_SNAP_CUT);
 }
 
@@ -1837,14 +1845,16 @@ TEST_F(sampling, snapshot_of_unknown_process)
 				    0, 4096, &pid, 1));
 	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 1500));
 	ASSERT_EQ(0, uwt_stats(self->fd, &s));
-	TH_LOG("%llu samples, %llu with snapshots (%llu cut at 4096), %llu bad",
+	TH_LOG("%llu samples, %llu with snapshots (%llu cut at 4096, %llu shortened for time), %llu bad",
 	       (unsigned long long)st.samples, (unsigned long long)st.with,
-	       (unsigned long long)st.cut, (unsigned long long)st.bad);
+	       (unsigned long long)st.cut, (unsigned long long)st.time,
+	       (unsigned long long)st.bad);
 	EXPECT_GT(st.samples, 0);
 	EXPECT_EQ(st.samples, st.with);
 	EXPECT_EQ(0, st.bad);
 	EXPECT_EQ(st.with, s.snapshots);
 	EXPECT_EQ(st.bytes, s.snapshot_bytes);
+	EXPECT_EQ(st.time, s.snapshots_time_cut);
 }
 
 TEST_F(sampling, exit_and_exec_drop_mappings)

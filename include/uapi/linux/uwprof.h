@@ -734,9 +734,9 @@ struct uwprof_rec_sample {
 #define UWPROF_SNAP_NO_GPR	(1U << 3)	/* no gpr[]: other registers unknown */
 #define UWPROF_SNAP_CUT		(1U << 4)	/* the stack goes on past stack[] */
 /*
- * The copy was shortened before it began, with UWPROF_SNAP_CUT, to what
- * the walk's time limit and the CPU's walk budget had left
- * (UWPROF_CAP_WALK_TIME); stack_size may then be 0.
+ * The copy was shortened before it began to what the walk's time limit
+ * and the CPU's walk budget had left (UWPROF_CAP_WALK_TIME), and has
+ * UWPROF_SNAP_CUT if it reached that length; stack_size may be 0.
  */
 #define UWPROF_SNAP_TIME	(1U << 5)
 
