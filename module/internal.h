@@ -153,6 +153,7 @@ struct uwprof_pcpu_stats {
 	u64 mmap_records;
 	u64 kernel_throttles;
 	u64 mmap_throttled;
+	u64 snapshots_time_cut;
 	/* mmaprec.c's rate limit on this CPU: not counters, never summed. */
 	u64 mmap_second;
 	u64 mmap_in_second;
@@ -283,6 +284,8 @@ struct uwprof_session {
 
 extern unsigned long uwprof_table_mem_max;
 extern unsigned int uwprof_cpu_max_percent;
+extern unsigned int uwprof_walk_max_us;
+extern unsigned int uwprof_offcpu_walk_max_us;
 
 int uwprof_dev_init(void);
 void uwprof_dev_exit(void);
@@ -367,7 +370,8 @@ bool uwprof_sample_over_budget(u64 now);
 void uwprof_sample_charge(u64 ns);
 void uwprof_sample_walk(struct uwprof_sampler *sp, struct uwprof_scratch *sc,
 			struct pt_regs *uregs, u32 tgid, u64 *ips,
-			u32 max_depth, struct uwprof_unwind_res *res);
+			u32 max_depth, u64 deadline,
+			struct uwprof_unwind_res *res);
 
 /* offcpu.c: process context, session mutex held, unless noted */
 void uwprof_offcpu_init(void);		/* module load */

@@ -2,8 +2,8 @@
 /*
  * The kernel environment of the unwinder core (unwind.c, table_check.c):
  * fixed-width types, errno values, branch hints, the running arch, the
- * user address-space limit, the pointer-authentication strip hook and the
- * user-memory reader. The host tests provide the same names in
+ * user address-space limit, the pointer-authentication strip hook, the
+ * clock of walk deadlines and the user-memory reader. The host tests provide the same names in
  * tool/unwind_env_host.h.
  *
  * Everything here is usable from NMI: the sample path runs the walk with
@@ -20,6 +20,7 @@
 #include <linux/uaccess.h>
 #include <linux/sched.h>
 #include <linux/string.h>
+#include <linux/timekeeping.h>
 #include <asm/processor.h>
 
 #include "compat.h"
@@ -52,6 +53,12 @@
 #else
 #define UWPROF_ENV_STRIP_PAC(env, a)	(a)
 #endif
+
+/*
+ * The clock of uwprof_unwind_req.deadline: the one the walk budget and the
+ * records' times use, readable in NMI.
+ */
+#define UWPROF_ENV_NOW(env)	ktime_get_mono_fast_ns()
 
 /* The reader's state for one walk (the request's env in the module). */
 struct uwprof_kenv {
