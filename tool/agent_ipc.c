@@ -399,7 +399,9 @@ static void ipc_start_job(struct agent_ipc_srv *s,
 	pthread_mutex_lock(&s->lock);
 	if (j && s->busy < AGENT_MAX_CONNECTIONS && !s->stopping) {
 		j->c = ipc_client(s, r);
-		ok = j->c && j->c->n < AGENT_PER_CLIENT;
+		/* Metrics and the index line carry no client: the total bounds them. */
+		ok = j->c && (r->client_kind == AGENT_IPC_CLIENT_NONE ||
+			      j->c->n < AGENT_PER_CLIENT);
 	}
 	if (ok) {
 		j->s = s;
@@ -476,7 +478,8 @@ static int ipc_receive_one(struct agent_ipc_srv *s)
 	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
 		size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+		if (cm->cmsg_level != SOL_SOCKET ||
+		    cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len < CMSG_LEN(0))
 			continue;
 		for (i = 0; i < (int)k; i++) {
 			int fd;
