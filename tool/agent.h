@@ -317,13 +317,22 @@ int agent_front_user(struct agent_front *f, const char *name, char *err,
 /*
  * Forks the front end, which drops every privilege (supplementary
  * groups, gid, uid, every capability including the bounding set, no new
- * privileges, not dumpable, no core) and only then serves 'h' (bound by
+ * privileges, not dumpable, no core, agent_front_seccomp()) and only
+ * then serves 'h' (bound by
  * agent_http_listen()) with requests forwarded over the control socket.
  * Call it while the process has one thread; the parent keeps f->ctl and
  * closes h's socket. 0, or -errno with one line in 'err'.
  */
 int agent_front_start(struct agent_front *f, struct agent_http *h, char *err,
 		      size_t errlen);
+/*
+ * The front end's seccomp filter, installed in the calling thread (after
+ * no_new_privs, or with CAP_SYS_ADMIN): EPERM for executing, tracing,
+ * opening files, new sockets other than socketpairs, namespaces, mounts,
+ * modules, BPF, perf, keys, io_uring and changes to files; another
+ * architecture's calls kill. 0, or -1 said. Exposed for its test.
+ */
+int agent_front_seccomp(void);
 /*
  * The front end ended (f->ctl closed): waited for up to 'wait_ms', then
  * killed. Writes how it ended in 'how' and returns 1 when it had died

@@ -15,8 +15,11 @@
  * set; the gid and uid (real, effective, saved) for the --user's (nobody
  * by default); the ambient, inheritable, permitted and effective sets;
  * then no_new_privs, not dumpable (no ptrace by that user's other
- * processes), no core file. Any step failing ends the process before it
- * serves. It dies with the agent (PR_SET_PDEATHSIG) and exits when the
+ * processes), no core file; last a seccomp filter that answers EPERM to
+ * the system calls a front end has no use for once it serves (executing,
+ * tracing, opening files, new sockets, namespaces, mounts, modules, BPF,
+ * perf, keys, io_uring, changes to files). Any step failing ends the
+ * process before it serves. It dies with the agent (PR_SET_PDEATHSIG) and exits when the
  * agent closes the control socket.
  */
 #define _GNU_SOURCE
@@ -24,11 +27,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/audit.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +132,79 @@ static int front_drop_caps(void)
 	return 0;
 }
 
+/*
+ * What the front end may not do once it serves, answered EPERM: it has
+ * its sockets and needs no file, program, process or kernel facility
+ * more. A denylist, not an allowlist: glibc and libmicrohttpd versions
+ * differ in what else they call, and a call missing from an allowlist
+ * would kill the front end (and so stop the agent).
+ */
+static const unsigned int front_denied[] = {
+	SYS_execve, SYS_execveat, SYS_ptrace, SYS_process_vm_readv,
+	SYS_process_vm_writev, SYS_openat, SYS_openat2, SYS_open_by_handle_at,
+	SYS_name_to_handle_at, SYS_socket, SYS_connect, SYS_bind, SYS_listen,
+	SYS_mount, SYS_umount2, SYS_pivot_root, SYS_chroot, SYS_unshare,
+	SYS_setns, SYS_bpf, SYS_perf_event_open, SYS_userfaultfd,
+	SYS_io_uring_setup, SYS_keyctl, SYS_add_key, SYS_request_key,
+	SYS_init_module, SYS_finit_module, SYS_delete_module, SYS_kexec_load,
+	SYS_mknodat, SYS_linkat, SYS_symlinkat, SYS_unlinkat, SYS_renameat2,
+	SYS_mkdirat, SYS_fchmodat, SYS_fchownat, SYS_truncate, SYS_ftruncate,
+#ifdef SYS_open	/* x86_64's older calls; arm64 has only the *at ones */
+	SYS_open, SYS_creat, SYS_mknod, SYS_link, SYS_symlink, SYS_unlink,
+	SYS_rename, SYS_renameat, SYS_mkdir, SYS_rmdir, SYS_chmod, SYS_chown,
+	SYS_lchown, SYS_fork, SYS_vfork,
+#endif
+};
+
+#if defined(__x86_64__)
+#define FRONT_AUDIT_ARCH	AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define FRONT_AUDIT_ARCH	AUDIT_ARCH_AARCH64
+#endif
+
+/*
+ * The filter: another architecture's calls (i386's int 0x80) kill; x32's
+ * and the denied ones are EPERM; the rest allowed.
+ */
+int agent_front_seccomp(void)
+{
+	enum { N = sizeof(front_denied) / sizeof(front_denied[0]) };
+	struct sock_filter f[N + 7];
+	struct sock_fprog prog = { .len = 0, .filter = f };
+	unsigned int i, n = 0;
+
+	_Static_assert(N + 1 < 256, "jumps over the list fit in 8 bits");
+#ifdef FRONT_AUDIT_ARCH
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		offsetof(struct seccomp_data, arch));
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+		FRONT_AUDIT_ARCH, 1, 0);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+		SECCOMP_RET_KILL_PROCESS);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		offsetof(struct seccomp_data, nr));
+	/* x86_64's x32 calls: the same numbers with bit 30 set. */
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K,
+		0x40000000U, N + 1, 0);
+	for (i = 0; i < N; i++)
+		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+			front_denied[i], (unsigned char)(N - i), 0);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+		SECCOMP_RET_ALLOW);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+		SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
+	prog.len = (unsigned short)n;
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0))
+		return front_fail("PR_SET_SECCOMP");
+#else
+	(void)f;
+	(void)prog;
+	(void)i;
+	(void)n;
+#endif
+	return 0;
+}
+
 static int front_drop(const struct agent_front *f, pid_t parent)
 {
 	struct rlimit no_core = { 0, 0 };
@@ -162,7 +242,7 @@ static int front_drop(const struct agent_front *f, pid_t parent)
 	}
 	if (chdir("/"))
 		return front_fail("chdir /");
-	return 0;
+	return agent_front_seccomp();
 }
 
 /* Only stdio, the listening socket and the control socket stay open. */

@@ -7,7 +7,8 @@
  *  - the process that holds the listening socket and answers HTTP is the
  *    front end, not this (root) process, and /proc/PID/status shows it
  *    without privilege: uid and gid nobody's, no supplementary group,
- *    every capability set empty (the bounding set too), no_new_privs;
+ *    every capability set empty (the bounding set too), no_new_privs,
+ *    a seccomp filter;
  *  - requests pass through it as before: the index line, a profile's
  *    arguments, 400s, /metrics, the Host check (421), the token (401),
  *    and a client's disconnect cancels the window in the sampler;
@@ -18,6 +19,8 @@
  *    source, and the sampler serves a good one after them;
  *  - a front end that never reads an answer holds the sampler's stop for
  *    the write's time limit, not forever;
+ *  - the front end's seccomp filter (in a child of the test): opening a
+ *    file, an AF_INET socket, execve and unlink EPERM, socketpair works;
  *  - the front end killed: the sampler sees the control socket end.
  * Must run as root (it switches the front end to nobody); otherwise it
  * says SKIP. Every wait is bounded.
@@ -36,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -295,6 +299,8 @@ static void check_unprivileged(unsigned long ino, pid_t front, uid_t uid,
 	}
 	status_field(holders[0], "NoNewPrivs", v, sizeof(v));
 	ok(!strcmp(v, "1"), "front: NoNewPrivs is 1 (got %s)", v);
+	status_field(holders[0], "Seccomp", v, sizeof(v));
+	ok(!strcmp(v, "2"), "front: a seccomp filter is on, Seccomp 2 (got %s)", v);
 }
 
 /* Binds as the agent does and forks the front end to serve. */
@@ -631,6 +637,46 @@ static void check_hostile(void)
 	close(ctl[0]);
 }
 
+/*
+ * The front end's filter, in a child of this test: what it must refuse
+ * is EPERM, what a front end does still works. Bits of the exit status
+ * say which check failed.
+ */
+static int filter_child(void)
+{
+	char *const argv[] = { "true", NULL };
+	int bad = 0, sv[2], fd;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || agent_front_seccomp())
+		return 0x80;
+	fd = open("/etc/hostname", O_RDONLY);
+	bad |= !(fd < 0 && errno == EPERM);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	bad |= !(fd < 0 && errno == EPERM) << 1;
+	execv("/bin/true", argv);
+	bad |= (errno != EPERM) << 2;
+	bad |= !(unlink("/nonexistent-uwprof-test") && errno == EPERM) << 3;
+	bad |= socketpair(AF_UNIX, SOCK_STREAM, 0, sv) << 4;
+	bad |= (write(sv[0], "x", 1) != 1) << 5;
+	return bad;
+}
+
+static void check_filter(void)
+{
+	int status = -1;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (!pid)
+		_exit(filter_child());
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	ok(pid > 0 && WIFEXITED(status) && !WEXITSTATUS(status),
+	   "filter: open, socket(AF_INET), execve, unlink are EPERM; socketpair and write work (status 0x%x)",
+	   (unsigned int)status);
+}
+
 /* ------------------------------------------------------------- main */
 
 /* The front end killed: its end of the control socket closes. */
@@ -709,6 +755,7 @@ int main(int argc, char **argv)
 	   "host: Host: evil.example is 421 from the front end on TCP (got %d)", ret);
 	req_host = "127.0.0.1";
 	check_hostile();
+	check_filter();
 	check_death(&f, &s);
 	agent_ipc_stop(&s);
 	agent_http_stop(&h);
