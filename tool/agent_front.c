@@ -256,8 +256,15 @@ static int front_fds(int listen_fd, int ctl)
 	if (listen_fd < 0 || ctl < 0 || dup2(listen_fd, FRONT_FD_LISTEN) < 0 ||
 	    dup2(ctl, FRONT_FD_CTL) < 0)
 		return front_fail("dup2");
-	if (close_range(FRONT_FD_CTL + 1, ~0U, 0))
-		return front_fail("close_range");
+	if (close_range(FRONT_FD_CTL + 1, ~0U, 0)) {
+		long fd, max = sysconf(_SC_OPEN_MAX);
+
+		/* Before 5.9: one by one. */
+		if (errno != ENOSYS)
+			return front_fail("close_range");
+		for (fd = FRONT_FD_CTL + 1; fd < (max > 0 ? max : 65536); fd++)
+			close((int)fd);
+	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* The agent stops it, by closing the control socket. */
