@@ -104,14 +104,21 @@ static int front_fail(const char *what)
 	return -1;
 }
 
-/* Every capability out of the bounding set (needs CAP_SETPCAP: before setuid). */
-static int front_drop_bounding(void)
+/*
+ * Every capability out of the bounding set (needs CAP_SETPCAP: before
+ * setuid). Without it ('must' 0: an agent not run by root) the set stays,
+ * and no_new_privs keeps it from being used.
+ */
+static int front_drop_bounding(int must)
 {
 	int cap;
 
 	for (cap = 0; cap <= 63; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL) {
+			if (!must && errno == EPERM)
+				return 0;
 			return front_fail("PR_CAPBSET_DROP");
+		}
 	return 0;
 }
 
@@ -213,7 +220,7 @@ static int front_drop(const struct agent_front *f, pid_t parent)
 	if (f->switch_user) {
 		if (setgroups(0, NULL))
 			return front_fail("setgroups");
-		if (front_drop_bounding())
+		if (front_drop_bounding(1))
 			return -1;
 		if (setresgid(f->gid, f->gid, f->gid))
 			return front_fail("setresgid");
@@ -226,7 +233,7 @@ static int front_drop(const struct agent_front *f, pid_t parent)
 			return front_fail("the user did not change");
 		}
 	}
-	if (front_drop_caps())
+	if ((!f->switch_user && front_drop_bounding(0)) || front_drop_caps())
 		return -1;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return front_fail("PR_SET_NO_NEW_PRIVS");
