@@ -266,17 +266,25 @@ static void status_field(pid_t pid, const char *key, char *out, size_t n)
 
 /*
  * Who serves: the only holder of the listening socket must be 'front'
- * (not this root process), and hold no privilege.
+ * (not this root process), and hold no privilege. Read once it has
+ * answered a request: until it serves it is still dropping them (it
+ * holds the socket from the fork on, but reads nothing from it before).
  */
 static void check_unprivileged(unsigned long ino, pid_t front, uid_t uid,
 			       gid_t gid)
 {
 	static const char *const caps[] = { "CapInh", "CapPrm", "CapEff",
 					     "CapBnd", "CapAmb" };
-	char v[256], want[128];
+	char v[256], want[128], out[4096];
+	double t0 = now_s();
 	pid_t holders[8];
-	int n, i;
+	int n, i, st;
 
+	/* Any answer will do (the unix one wants a token: 401). */
+	while ((st = http("GET", "/", out, sizeof(out))) <= 0 &&
+	       now_s() < t0 + 5.0)
+		usleep(50000);
+	ok(st == 200 || st == 401, "front: it answers HTTP (got %d)", st);
 	n = socket_holders(ino, holders, 8);
 	ok(n == 1 && holders[0] == front && front != getpid(),
 	   "front: the listening socket is held by the front end only (%d holder(s), first %d; front end %d, this process %d)",
