@@ -266,12 +266,33 @@ static int entry_block_foreign_sym(const struct uwprof_elf *e, uint64_t lo,
 	return 0;
 }
 
+/*
+ * Whether e_entry is where a process starts: an executable's (ET_EXEC, or
+ * a PIE naming its interpreter), or a shared object's when it was set on
+ * purpose (the dynamic loader's). A library linked without an entry symbol
+ * gets the start of .text, an ordinary function (crtstuff's first).
+ */
+static int entry_block_runs(const struct uwprof_elf *e)
+{
+	GElf_Phdr ph;
+	size_t i, n;
+
+	if (e->ehdr.e_type == ET_EXEC)
+		return 1;
+	if (e->ehdr.e_type != ET_DYN || elf_getphdrnum(e->elf, &n))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (gelf_getphdr(e->elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+			return 1;
+	return e->ehdr.e_entry != e->text_addr;
+}
+
 static int entry_block_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 {
 	uint64_t entry = e->ehdr.e_entry, next = UINT64_MAX;
 	size_t i;
 
-	if (!entry || !code_at(e, entry, entry + 1))
+	if (!entry || !code_at(e, entry, entry + 1) || !entry_block_runs(e))
 		return 0;
 	for (i = 0; i < c->nr_fdes; i++) {
 		const struct uwprof_cfi_fde *f = &c->fdes[i];
