@@ -337,7 +337,8 @@ void uwprof_sample_walk(struct uwprof_sampler *sp, struct uwprof_scratch *sc,
 	}
 	rcu_read_lock();
 	p = xa_load(&sp->s->procs, tgid);
-	if (p) {
+	/* Dead: the mappings of an image that exec'd away, or that exited. */
+	if (p && !READ_ONCE(p->dead)) {
 		struct uwprof_unwind_req req = {
 			.maps = p->maps,
 			.nr_maps = p->nr_maps,
