@@ -87,6 +87,10 @@ struct uwprof_lc_work {
  */
 #define UWPROF_LC_WORKS		1024
 
+/*
+ * Static, not slab: task_work_add() asks KASAN to record a slab object's
+ * queueing stack, which may allocate; for other memory it records none.
+ */
 static struct uwprof_lc_work uwprof_lc_works[UWPROF_LC_WORKS];
 static DECLARE_BITMAP(uwprof_lc_used, UWPROF_LC_WORKS);
 /* Covers taking a fork work's 'set' with uwprof_session.lc_busy. */
