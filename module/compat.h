@@ -140,14 +140,6 @@ static void name(void *data, struct task_struct *p)			\
 #endif
 
 /*
- * d_path() from the mmap kprobe (preemption off): when it races a rename
- * or a mount it takes rename_lock or mount_lock, spinlocks that sleep on
- * PREEMPT_RT. RT kernels' MMAP records go without a path (PATH_CUT); the
- * reader has the inode and /proc/PID/maps.
- */
-#define UWPROF_COMPAT_D_PATH_ATOMIC	(!IS_ENABLED(CONFIG_PREEMPT_RT))
-
-/*
  * The cgroup filter (UWPROF_START_CGROUP). cgroup_get_from_fd() (GPL,
  * 4.11 on) takes a reference on a cgroup v2 directory's cgroup: -EBADF
  * for anything else, -ENOENT once it was removed. The membership test is

@@ -10,9 +10,8 @@
  * session asks for records, and never otherwise.
  *
  * Contexts: the probe runs in the mapping task with its mm's lock held for
- * writing and preemption disabled (no sleeping, no spinlock_t: those sleep
- * on PREEMPT_RT; interrupts and the sample path may nest); get/put in
- * process context under uwprof_mmap_lock.
+ * writing and preemption disabled (no sleeping; interrupts and the sample
+ * path may nest); get/put in process context under uwprof_mmap_lock.
  */
 #include <linux/dcache.h>
 #include <linux/error-injection.h>
@@ -78,10 +77,12 @@ static u32 uwprof_mmap_fill(struct uwprof_mmap_buf *b,
 		/*
 		 * d_path() may take rename_lock: not from NMI context, where
 		 * an int3-based kprobe runs on x86 (an ftrace-based one, the
-		 * usual case at a function's entry, does not), nor on RT.
+		 * usual case at a function's entry, does not). It takes it,
+		 * or mount_lock, only when it races a rename or a mount; on
+		 * PREEMPT_RT both sleep, which is still open there.
 		 */
-		p = in_nmi() || !UWPROF_COMPAT_D_PATH_ATOMIC ? ERR_PTR(-EAGAIN) :
-			d_path(&f->f_path, b->path, sizeof(b->path));
+		p = in_nmi() ? ERR_PTR(-EAGAIN) :
+			       d_path(&f->f_path, b->path, sizeof(b->path));
 		if (IS_ERR(p)) {
 			flags |= UWPROF_MMAP_PATH_CUT;
 		} else {
