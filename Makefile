@@ -24,9 +24,9 @@
 #                         shortened, the debug kernel; x86_64 6.1 again
 #                         with NMIs injected)
 #   make kernel-debug     build the debug kernels (KASAN, lockdep, ...; arm64
-#                         with pseudo-NMI)
+#                         with pseudo-NMI; x86_64 PREEMPT_RT from 6.12)
 #   make check-debug      in-guest suite, NMI runs and stress on the debug
-#                         kernels (x86_64, then arm64)
+#                         kernels (x86_64, x86_64 PREEMPT_RT, then arm64)
 #   make install          install the uwprof command, man page, completion
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
@@ -115,10 +115,12 @@ soak: deps
 
 kernel-debug: deps
 	tests/debug-kernel/build --arch x86_64
+	tests/debug-kernel/build --arch x86_64 --rt
 	tests/debug-kernel/build --arch arm64
 
 check-debug: deps
 	tests/debug-kernel/check --arch x86_64
+	tests/debug-kernel/check --arch x86_64 --rt
 	tests/debug-kernel/check --arch arm64
 
 bench-table:

@@ -124,6 +124,23 @@ static void name(void *data, struct task_struct *p)			\
 #endif
 
 /*
+ * Unload waits out the lifecycle work callbacks (lifecycle.c) that gave
+ * their slot back but still run their last instructions in module text.
+ * Tasks RCU ends once every task passed a voluntary switch or user mode,
+ * which such a callback reaches only by returning. Kernels without it
+ * here do not preempt (Debian's arm64 6.1 and 6.12): a task cannot be
+ * switched out between the release and the return, so a normal grace
+ * period, which needs every CPU to schedule, ends only after the return.
+ */
+#if defined(CONFIG_TASKS_RCU)
+#define uwprof_compat_sync_tasks()	synchronize_rcu_tasks()
+#elif defined(CONFIG_PREEMPTION)
+#error "uwprof needs CONFIG_TASKS_RCU on a preemptible kernel"
+#else
+#define uwprof_compat_sync_tasks()	synchronize_rcu()
+#endif
+
+/*
  * The cgroup filter (UWPROF_START_CGROUP). cgroup_get_from_fd() (GPL,
  * 4.11 on) takes a reference on a cgroup v2 directory's cgroup: -EBADF
  * for anything else, -ENOENT once it was removed. The membership test is

@@ -86,10 +86,13 @@ static int uwprof_release(struct inode *inode, struct file *file)
 	list_del_rcu(&s->list);
 	mutex_unlock(&uwprof_dev_lock);
 	/*
-	 * Wait for probes still walking the list, then for the RCU callbacks
-	 * that free this session's dropped mapping lists (they uncharge it).
+	 * Wait for probes and lifecycle callbacks still walking the list,
+	 * take back the lists of fork callbacks still pending, then wait for
+	 * the RCU callbacks that free this session's dropped mapping lists
+	 * (they uncharge it).
 	 */
 	synchronize_rcu();
+	uwprof_lifecycle_forget(s);
 	rcu_barrier();
 
 	uwprof_sample_free(s->sampler);
@@ -201,6 +204,7 @@ static long uwprof_ioc_stats(struct uwprof_session *s, void __user *arg)
 	st->processes = atomic64_read(&s->nr_procs);
 	st->processes_dropped = atomic64_read(&s->procs_dropped);
 	st->processes_inherited = atomic64_read(&s->procs_inherited);
+	st->lifecycle_lost = atomic64_read(&s->lifecycle_lost);
 	ret = uwprof_dev_put(arg, st, sizeof(*st), usize);
 	kfree(st);
 	return ret;

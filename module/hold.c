@@ -19,10 +19,11 @@
  * the exec) in the instant between two sessions' holds may let the
  * process go early, as its time limit would.
  *
- * Contexts: uwprof_hold_exec() and uwprof_hold_exit() run in the lifecycle
- * probes (preemption disabled, may not sleep); everything else in process
- * context: the ioctls under the session mutex, STOP, close, and the
- * session's expiry work.
+ * Contexts: process context throughout. uwprof_hold_exec() and
+ * uwprof_hold_exit() run in the lifecycle callbacks (lifecycle.c), in the
+ * exec'ing or exiting task itself and inside rcu_read_lock(), so they do
+ * not sleep; everything else runs in the ioctls under the session mutex,
+ * STOP, close, and the session's expiry work.
  */
 #include <linux/cred.h>
 #include <linux/jiffies.h>
@@ -134,9 +135,10 @@ static bool uwprof_hold_allowed(struct uwprof_session *s,
 }
 
 /*
- * Exec probe, in the exec'ing task 'p', which had mappings in 's'. The
- * stop takes effect on its way back to user space. Best effort: without
- * memory for the entry the task simply runs.
+ * Exec callback, in the exec'ing task 'p' (current), which had mappings
+ * in 's', on its way back to user space: the stop takes effect before
+ * the new image runs an instruction. Best effort: without memory for the
+ * entry the task simply runs.
  */
 void uwprof_hold_exec(struct uwprof_session *s, struct task_struct *p)
 {
@@ -151,7 +153,11 @@ void uwprof_hold_exec(struct uwprof_session *s, struct task_struct *p)
 	schedule_delayed_work(&s->hold_work, msecs_to_jiffies(UWPROF_HOLD_MS));
 }
 
-/* Exit probe: an exiting process has nothing left to wait for. */
+/*
+ * Exit callback, before the pid can be reused: an exiting process has
+ * nothing left to wait for, and a later SIGCONT would reach whoever gets
+ * its pid next.
+ */
 void uwprof_hold_exit(struct uwprof_session *s, u32 tgid)
 {
 	/* Lockless first: almost no exiting process is held. */

@@ -62,8 +62,13 @@ struct uwprof_maps {
 
 /*
  * A process's entry in the session's 'procs' xarray, immutable once
- * published; replaced as a whole and freed through call_rcu(). 'maps' and
- * 'nr_maps' repeat the list's, so the sample path reads one struct.
+ * published but for 'dead'; replaced as a whole and freed through
+ * call_rcu(). 'maps' and 'nr_maps' repeat the list's, so the sample path
+ * reads one struct. 'dead' (0 or 1) is set by the exit or exec probe,
+ * which may not take the xarray's lock, and never cleared: from then on
+ * the sample path treats the process as one without mappings, until a
+ * lifecycle callback (lifecycle.c) takes the entry out or a MAPS_SET
+ * replaces it.
  */
 struct uwprof_proc {
 	struct rcu_head rcu;
@@ -71,6 +76,7 @@ struct uwprof_proc {
 	const struct uwprof_unwind_map *maps;
 	u32 nr_maps;
 	u32 tgid;
+	int dead;
 	/*
 	 * The rule cache's name for the list (uwprof_unwind_req.maps_id):
 	 * unique for the module's lifetime; a forked process, with the same
@@ -246,10 +252,13 @@ struct uwprof_sampler {
  * and the test NMI handler, which walk the sessions to reach every
  * sampling one; STOP clears it, then waits a grace period before the
  * sampler's rings are flushed and it can be freed. 'procs' is written
- * under its own xa_lock (by ioctls and by the lifecycle probes, which
- * cannot sleep) and read under RCU by the sample path. 'held' likewise
- * (hold.c). 'list' is on uwprof_sessions (written under dev.c's mutex),
- * walked under RCU.
+ * under its own xa_lock (by ioctls and by the lifecycle callbacks, in
+ * process context) and read under RCU by the sample path and the
+ * lifecycle probes. 'held' likewise (hold.c). 'list' is on
+ * uwprof_sessions (written under dev.c's mutex), walked under RCU.
+ * 'lc_busy' counts the fork callbacks that took a list of this session
+ * and still use it; close waits for it to reach zero
+ * (uwprof_lifecycle_forget()).
  */
 enum uwprof_state {
 	UWPROF_IDLE,
@@ -270,6 +279,8 @@ struct uwprof_session {
 	atomic64_t nr_procs;
 	atomic64_t procs_dropped;
 	atomic64_t procs_inherited;
+	atomic64_t lifecycle_lost;	/* stats: lifecycle work not queued */
+	atomic_t lc_busy;		/* fork callbacks using its lists */
 	struct xarray held;		/* tgid -> hold start (hold.c) */
 	struct delayed_work hold_work;	/* lets go of holds too old */
 	wait_queue_head_t wq;
@@ -309,7 +320,7 @@ int uwprof_dev_copy_args(void *dst, size_t ksize, size_t min, void __user *arg);
 long uwprof_dev_out_size(void __user *arg, size_t min);
 int uwprof_dev_put(void __user *arg, const void *src, size_t ksize, long usize);
 
-/* hold.c: exec holds; the probes' entry points may not sleep */
+/* hold.c: exec holds; process context (the lifecycle callbacks too) */
 void uwprof_hold_init(struct uwprof_session *s);
 void uwprof_hold_exec(struct uwprof_session *s, struct task_struct *p);
 void uwprof_hold_exit(struct uwprof_session *s, u32 tgid);
@@ -324,9 +335,14 @@ int uwprof_store_table_add(struct uwprof_session *s, void __user *arg);
 int uwprof_store_object_del(struct uwprof_session *s, void __user *arg);
 int uwprof_store_maps_set(struct uwprof_session *s, void __user *arg);
 int uwprof_store_process_del(struct uwprof_session *s, void __user *arg);
-/* Any context but NMI: used by the lifecycle probes. */
-bool uwprof_store_proc_drop(struct uwprof_session *s, u32 tgid);
-bool uwprof_store_proc_clone(struct uwprof_session *s, u32 parent, u32 child);
+/* The lifecycle probes: lock-free, inside rcu_read_lock(). */
+bool uwprof_store_proc_kill(struct uwprof_session *s, u32 tgid);
+bool uwprof_store_proc_dead(struct uwprof_session *s, u32 tgid);
+/* The lifecycle callbacks: process context. */
+bool uwprof_store_proc_reap(struct uwprof_session *s, u32 tgid);
+bool uwprof_store_proc_inherit(struct uwprof_session *s, struct uwprof_maps *m,
+			       u32 child, u64 id);
+void uwprof_store_maps_put(struct uwprof_maps *m);
 u64 uwprof_store_mem_used(void);
 
 /* ring.c */
@@ -390,6 +406,7 @@ void uwprof_mmap_put(void);
 int uwprof_lifecycle_init(void);
 void uwprof_lifecycle_exit(void);
 bool uwprof_lifecycle_renames(void);
+void uwprof_lifecycle_forget(struct uwprof_session *s);
 
 /*
  * nmi_test.c: a test-only NMI handler that samples (Kbuild's

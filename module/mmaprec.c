@@ -77,7 +77,9 @@ static u32 uwprof_mmap_fill(struct uwprof_mmap_buf *b,
 		/*
 		 * d_path() may take rename_lock: not from NMI context, where
 		 * an int3-based kprobe runs on x86 (an ftrace-based one, the
-		 * usual case at a function's entry, does not).
+		 * usual case at a function's entry, does not). It takes it,
+		 * or mount_lock, only when it races a rename or a mount; on
+		 * PREEMPT_RT both sleep, which is still open there.
 		 */
 		p = in_nmi() ? ERR_PTR(-EAGAIN) :
 			       d_path(&f->f_path, b->path, sizeof(b->path));

@@ -361,8 +361,8 @@ static u32 uwprof_sample_snapshot(const struct uwprof_sampler *sp, void *dst,
  * do not belong together. From exec_mmap() until the ELF loader has mapped
  * the new image, the registers still describe the old image, whose address
  * space is gone: the new mm comes zeroed from mm_alloc() and gets
- * start_code only then. From start_thread() until the exec probe drops the
- * process's mappings, the registers are the new image's (sp is still
+ * start_code only then. From start_thread() until the exec probe marks the
+ * process's entry dead, the registers are the new image's (sp is still
  * start_stack: no user code ran) but the mappings and tables the old
  * one's. Before exec_mmap() registers, mm and mappings all match, and
  * every mm of a running program has start_code set.
@@ -400,7 +400,8 @@ void uwprof_sample_walk(struct uwprof_sampler *sp, struct uwprof_scratch *sc,
 	}
 	rcu_read_lock();
 	p = xa_load(&sp->s->procs, tgid);
-	if (p) {
+	/* Dead: the mappings of an image that exec'd away, or that exited. */
+	if (p && !READ_ONCE(p->dead)) {
 		struct uwprof_unwind_req req = {
 			.maps = p->maps,
 			.nr_maps = p->nr_maps,

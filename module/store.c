@@ -5,9 +5,11 @@
  * charged against the table_mem_max module parameter.
  *
  * Contexts: the ioctl handlers run in process context under the session
- * mutex. uwprof_store_proc_drop() runs from the lifecycle tracepoint probes
- * (preemption disabled, may not sleep). The sample path never calls in here:
- * it reads 'procs' under RCU and uses the tables the mappings point to.
+ * mutex. uwprof_store_proc_kill() and _dead() run from the lifecycle
+ * tracepoint probes (preemption disabled: lock-free only); _reap() and
+ * _inherit() from the lifecycle callbacks (process context, lifecycle.c).
+ * The sample path never calls in here: it reads 'procs' under RCU, skips
+ * dead entries and uses the tables the mappings point to.
  */
 #include <linux/kernel.h>
 #include <linux/mm.h>
@@ -136,7 +138,6 @@ static void uwprof_proc_free_rcu(struct rcu_head *rcu)
 /*
  * A process entry for 'tgid' naming list 'm' (whose reference it takes
  * over on success), charged to the session; an ERR_PTR otherwise.
- * GFP_NOWAIT from the fork probe.
  */
 static struct uwprof_proc *uwprof_proc_new(struct uwprof_session *s,
 					   struct uwprof_maps *m, u32 tgid,
@@ -426,13 +427,11 @@ int uwprof_store_maps_set(struct uwprof_session *s, void __user *arg)
 	return ret;
 }
 
-bool uwprof_store_proc_drop(struct uwprof_session *s, u32 tgid)
+/* PROCESS_DEL: whatever entry 'tgid' has, dead or alive. */
+static bool uwprof_store_proc_drop(struct uwprof_session *s, u32 tgid)
 {
 	struct uwprof_proc *p;
 
-	/* Lockless first: most exiting tasks were never uploaded. */
-	if (!xa_load(&s->procs, tgid))
-		return false;
 	p = xa_erase(&s->procs, tgid);
 	if (!p)
 		return false;
@@ -442,33 +441,90 @@ bool uwprof_store_proc_drop(struct uwprof_session *s, u32 tgid)
 }
 
 /*
- * A new process starts with its parent's address space, so it starts with
- * a copy of its parent's mapping list: its first samples unwind before
- * the tool has even seen it. Best effort: an allocation failure or the
- * memory cap just leaves the child without a list (UNKNOWN_MAP follows).
- * Context: the fork probe, preemption disabled, inside rcu_read_lock().
+ * Exit or exec probe: from now on the sample path ignores the entry of
+ * 'tgid' (its mappings are the old image's or a dead process's); a
+ * callback takes it out of the xarray later. Whether it was alive.
+ * Context: preemption disabled, inside rcu_read_lock(); lock-free.
  */
-bool uwprof_store_proc_clone(struct uwprof_session *s, u32 parent, u32 child)
+bool uwprof_store_proc_kill(struct uwprof_session *s, u32 tgid)
 {
-	const struct uwprof_proc *pp;
-	struct uwprof_proc *p;
+	struct uwprof_proc *p = xa_load(&s->procs, tgid);
 
-	pp = xa_load(&s->procs, parent);
-	/* pp keeps its list's reference until a grace period after it left. */
-	if (!pp || !refcount_inc_not_zero(&pp->set->ref))
+	return p && !xchg(&p->dead, 1);
+}
+
+/* Whether 'tgid' has a dead entry. Any context but NMI, under RCU. */
+bool uwprof_store_proc_dead(struct uwprof_session *s, u32 tgid)
+{
+	const struct uwprof_proc *p = xa_load(&s->procs, tgid);
+
+	return p && READ_ONCE(p->dead);
+}
+
+/*
+ * The lifecycle callbacks (process context, inside rcu_read_lock()):
+ * takes a dead entry of 'tgid' out, not one a MAPS_SET put in since.
+ * Whether it did.
+ */
+bool uwprof_store_proc_reap(struct uwprof_session *s, u32 tgid)
+{
+	struct uwprof_proc *p = xa_load(&s->procs, tgid);
+
+	if (!p || !READ_ONCE(p->dead))
 		return false;
-	p = uwprof_proc_new(s, pp->set, child, pp->id,
-			    GFP_NOWAIT | __GFP_NOWARN);
-	if (IS_ERR(p)) {
-		uwprof_maps_put(pp->set);
+	/* Storing NULL allocates nothing. */
+	if (xa_cmpxchg(&s->procs, tgid, p, NULL, GFP_NOWAIT) != p)
 		return false;
-	}
-	if (xa_insert(&s->procs, child, p, GFP_NOWAIT | __GFP_NOWARN)) {
-		uwprof_proc_free(s, p);
-		return false;
-	}
-	atomic64_inc(&s->nr_procs);
+	atomic64_dec(&s->nr_procs);
+	call_rcu(&p->rcu, uwprof_proc_free_rcu);
 	return true;
+}
+
+/* A reference on a list dropped outside this file (lifecycle.c). */
+void uwprof_store_maps_put(struct uwprof_maps *m)
+{
+	uwprof_maps_put(m);
+}
+
+/*
+ * A new process starts with its parent's address space, so it starts with
+ * a copy of its parent's mapping list 'm' (list id 'id'), whose reference
+ * this takes over: its first samples unwind before the tool has even seen
+ * it. Best effort: an allocation failure or the memory cap just leaves
+ * the child without a list (UNKNOWN_MAP follows); so does an entry its
+ * reader uploaded already. Context: the fork callback, process context
+ * in the child itself, before its first user instruction.
+ */
+bool uwprof_store_proc_inherit(struct uwprof_session *s, struct uwprof_maps *m,
+			       u32 child, u64 id)
+{
+	struct uwprof_proc *p, *old, *cur;
+
+	/* Killed before it ran: its exit may not see an entry put in now. */
+	if (current->flags & PF_EXITING)
+		goto put;
+	p = uwprof_proc_new(s, m, child, id, GFP_KERNEL | __GFP_NOWARN);
+	if (IS_ERR(p))
+		goto put;
+	/* A dead entry is a former process's of this pid, whose exit lost it. */
+	old = xa_load(&s->procs, child);
+	if (old && !READ_ONCE(old->dead))
+		goto free;
+	cur = xa_cmpxchg(&s->procs, child, old, p, GFP_KERNEL | __GFP_NOWARN);
+	if (cur != old)
+		goto free;
+	if (old)
+		call_rcu(&old->rcu, uwprof_proc_free_rcu);
+	else
+		atomic64_inc(&s->nr_procs);
+	return true;
+
+free:
+	uwprof_proc_free(s, p);		/* puts m */
+	return false;
+put:
+	uwprof_maps_put(m);
+	return false;
 }
 
 int uwprof_store_process_del(struct uwprof_session *s, void __user *arg)
@@ -494,6 +550,8 @@ void uwprof_store_init(struct uwprof_session *s)
 	atomic64_set(&s->nr_procs, 0);
 	atomic64_set(&s->procs_dropped, 0);
 	atomic64_set(&s->procs_inherited, 0);
+	atomic64_set(&s->lifecycle_lost, 0);
+	atomic_set(&s->lc_busy, 0);
 	uwprof_hold_init(s);
 }
 

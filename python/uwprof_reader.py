@@ -159,7 +159,7 @@ _STATS_FIELDS = ['samples', 'frames', 'lost', 'skipped_kthread',
 _LATER_STATS = ['off_cpu_blocks', 'off_cpu_samples', 'off_cpu_short',
                 'off_cpu_dropped', 'off_cpu_lost', 'mmap_records',
                 'kernel_throttles', 'mmap_throttled', 'stop_time',
-                'snapshots_time_cut']
+                'snapshots_time_cut', 'lifecycle_lost']
 
 
 class _Stats(ctypes.Structure):
@@ -189,7 +189,7 @@ class _RingInfo(ctypes.Structure):
 
 # The C compiler's sizes for the uapi structs (static checks, like the C side).
 for _s, _n in ((_Version, 64), (_TableAdd, 32), (_ObjectDel, 16), (_Map, 40),
-               (_MapsSet, 32), (_ProcessDel, 8), (_Start, 72), (_Stats, 464),
+               (_MapsSet, 32), (_ProcessDel, 8), (_Start, 72), (_Stats, 472),
                (_RingInfo, 32)):
     assert ctypes.sizeof(_s) == _n, (_s.__name__, ctypes.sizeof(_s))
 

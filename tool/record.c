@@ -397,6 +397,10 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 		fprintf(stderr,
 			"uwprof: %llu MMAP records not written: a process mapped code faster than %d a second per CPU; its mappings were read from /proc instead\n",
 			(unsigned long long)st->mmap_throttled, UWPROF_MMAP_RATE);
+	if (st->lifecycle_lost)
+		fprintf(stderr,
+			"uwprof: %llu exits, execs or forks of profiled processes found the module's pending-work pool full: those processes' samples lost their frames until their mappings were uploaded again\n",
+			(unsigned long long)st->lifecycle_lost);
 	if (r->filtered)
 		fprintf(stderr,
 			"uwprof: %llu samples of other processes left out\n",

@@ -1178,7 +1178,9 @@ TEST_F(sampling, fork_inherits_mappings)
  * A process with UWPROF_MAX_MAPS - 1 mappings forks 100 children that stay:
  * each inherits the list by reference, so the session's memory grows by a
  * small entry per child, not by a copy of the list (which, 100 times, would
- * take most of table_mem_max from every other session).
+ * take most of table_mem_max from every other session). A child gets its
+ * entry before its first user instruction, not at fork(): each says so
+ * once it runs.
  */
 TEST_F(sampling, fork_shares_mappings)
 {
@@ -1208,6 +1210,8 @@ TEST_F(sampling, fork_shares_mappings)
 			_exit(1);
 		for (i = 0; i < kids; i++)
 			if (!fork()) {
+				if (write(ready[1], &c, 1) != 1)
+					_exit(1);
 				while (read(go[0], &c, 1) > 0)
 					;
 				_exit(0);
@@ -1220,7 +1224,9 @@ TEST_F(sampling, fork_shares_mappings)
 	free(maps);
 	ASSERT_EQ(0, uwt_stats(self->fd, &before));
 	ASSERT_EQ(1, write(go[1], &c, 1));
-	ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* One word from each child and one from their parent. */
+	for (i = 0; i <= kids; i++)
+		ASSERT_EQ(1, read(ready[0], &c, 1));
 	ASSERT_EQ(0, uwt_stats(self->fd, &after));
 	/* Children end at EOF of 'go'; the parent has exited already. */
 	close(go[1]);

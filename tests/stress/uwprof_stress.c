@@ -17,6 +17,9 @@
  *						threads at once while
  *						processes churn, then a normal
  *						recording of CHAIN
+ *	uwprof_stress lifecycle PROCS EXEC	processes that fork (the child
+ *						inherits) and exec (held) while
+ *						sampling system-wide
  *
  * Each prints TAP lines ("ok N - ..." / "not ok N - ...") with the figure
  * it measured (calls, processes, cycles, seconds) and exits non-zero when
@@ -928,6 +931,180 @@ static int cmd_churn(int argc, char **argv)
 	return tap_status();
 }
 
+/* ---- lifecycle probes under contention ---- */
+
+/* One forking thread of the lifecycle scenario. */
+struct lc_worker {
+	pthread_t th;
+	int fd;
+	const struct churn_image *img;
+	uint64_t todo;
+	uint64_t done, uploaded, held, unheld, err;
+	uint64_t object_id;
+};
+
+/*
+ * The child: once its mappings are uploaded, forks a grandchild (which
+ * inherits them and exits at once), then execs the image, where its
+ * session's exec hold stops it.
+ */
+static void lc_child(int go, const struct churn_image *img)
+{
+	char *const args[] = { (char *)img->path, "exit", NULL };
+	char *const env[] = { NULL };
+	int wst;
+	pid_t g;
+	char c;
+
+	if (read(go, &c, 1) != 1)
+		_exit(3);
+	g = fork();
+	if (!g)
+		_exit(0);
+	if (g < 0 || waitpid(g, &wst, 0) != g || !WIFEXITED(wst))
+		_exit(5);
+	fexecve(img->fd, args, env);
+	_exit(4);
+}
+
+static void *lc_worker_main(void *arg)
+{
+	struct lc_worker *w = arg;
+	struct uwprof_map map = {
+		.start = 0x400000, .end = 0x500000, .bias = 0x3ff000,
+		.object_id = w->object_id,
+	};
+	struct uwprof_process_del del = { .size = sizeof(del) };
+	int go[2], wst;
+	pid_t pid;
+
+	while (w->done < w->todo) {
+		if (pipe2(go, O_CLOEXEC))
+			break;
+		pid = fork();
+		if (!pid) {
+			close(go[1]);
+			lc_child(go[0], w->img);
+		}
+		close(go[0]);
+		if (pid < 0) {
+			close(go[1]);
+			break;
+		}
+		if (uwt_maps_set(w->fd, pid, &map, 1) == 0)
+			w->uploaded++;
+		else
+			w->err++;
+		if (write(go[1], "g", 1) != 1)
+			w->err++;
+		close(go[1]);
+		/*
+		 * Stopped at its exec (the hold) unless the hold expired
+		 * first on a slow guest; let go as a reader would.
+		 */
+		if (waitpid(pid, &wst, WUNTRACED) != pid) {
+			w->err++;
+			break;
+		}
+		if (WIFSTOPPED(wst)) {
+			w->held++;
+			del.pid = pid;
+			/* The exec took its entry: ENOENT, the hold goes anyway. */
+			ioctl(w->fd, UWPROF_IOC_PROCESS_DEL, &del);
+			if (waitpid(pid, &wst, 0) != pid)
+				w->err++;
+		} else {
+			w->unheld++;
+		}
+		if (!WIFEXITED(wst) || WEXITSTATUS(wst))
+			w->err++;
+		w->done++;
+	}
+	return NULL;
+}
+
+/*
+ * lifecycle PROCS EXEC: the lifecycle probes' work under contention.
+ * Four threads each fork processes whose mappings they upload to a
+ * session sampling system-wide at 10 kHz with exec holds; each process
+ * forks a child that inherits its mappings and exits, then execs EXEC and
+ * is held there until its thread lets go. Some processes are stopped by
+ * their hold; every child inherits or is counted lost; the counts come
+ * back to where they started; the sampler's identities hold. On a
+ * PREEMPT_RT debug kernel this is the scenario that shows a lifecycle
+ * probe taking a sleeping lock.
+ */
+static int cmd_lifecycle(int argc, char **argv)
+{
+	uint64_t total = argc > 2 ? strtoull(argv[2], NULL, 0) : 2000;
+	uint64_t done = 0, uploaded = 0, held = 0, unheld = 0, err = 0;
+	struct lc_worker w[4];
+	struct uwprof_stats st0, st;
+	struct churn_image img;
+	struct drainer d;
+	uint64_t inh, drop;
+	double t0, dt;
+	int fd, i;
+
+	if (argc < 4 || churn_image_open(&img, argv[3], true)) {
+		printf("Bail out! lifecycle: usage: lifecycle PROCS EXEC (readable)\n");
+		return 1;
+	}
+	fd = uwg_open();
+	tap(uwg_add_synthetic(fd, 77, 256) == 0, "lifecycle: table added");
+	tap(uwt_start(fd, UWPROF_START_SYSTEM_WIDE | UWPROF_START_CPU_CLOCK |
+		      UWPROF_START_HOLD_EXEC, 10000, 32, 16, NULL, 0) == 0,
+	    "lifecycle: system-wide sampling at 10 kHz with exec holds");
+	tap(drainer_start(&d, fd) == 0, "lifecycle: reader mapped the rings");
+	uwt_stats(fd, &st0);
+	t0 = uwg_now_s();
+	for (i = 0; i < 4; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].fd = fd;
+		w[i].img = &img;
+		w[i].todo = total / 4 + (i < (int)(total % 4));
+		w[i].object_id = 77;
+		pthread_create(&w[i].th, NULL, lc_worker_main, &w[i]);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(w[i].th, NULL);
+		done += w[i].done;
+		uploaded += w[i].uploaded;
+		held += w[i].held;
+		unheld += w[i].unheld;
+		err += w[i].err;
+	}
+	dt = uwg_now_s() - t0;
+	close(img.fd);
+	diag("lifecycle: waited %d ms for the RCU frees", churn_settle(fd, &st0, &st));
+	tap(done == total && err == 0 && uploaded == total,
+	    "lifecycle: %llu processes in %.1f s, each forked a child and exec'd (%llu errors)",
+	    (unsigned long long)done, dt, (unsigned long long)err);
+	tap(held > 0,
+	    "lifecycle: %llu stopped by their exec hold, %llu ran on (hold expired first)",
+	    (unsigned long long)held, (unsigned long long)unheld);
+	inh = st.processes_inherited - st0.processes_inherited;
+	drop = st.processes_dropped - st0.processes_dropped;
+	diag("lifecycle: lifecycle_lost %llu", (unsigned long long)st.lifecycle_lost);
+	tap(inh + st.lifecycle_lost - st0.lifecycle_lost == total,
+	    "lifecycle: every child inherited its parent's mappings (%llu) or was counted lost (%llu)",
+	    (unsigned long long)inh,
+	    (unsigned long long)(st.lifecycle_lost - st0.lifecycle_lost));
+	tap(drop == uploaded + inh,
+	    "lifecycle: processes_dropped %llu == uploaded %llu + inherited %llu",
+	    (unsigned long long)drop, (unsigned long long)uploaded,
+	    (unsigned long long)inh);
+	tap(st.processes == st0.processes,
+	    "lifecycle: processes back to the baseline %llu (now %llu)",
+	    (unsigned long long)st0.processes, (unsigned long long)st.processes);
+	tap(uwt_ioctl(fd, UWPROF_IOC_STOP, NULL) == 0, "lifecycle: STOP");
+	drainer_join(&d);
+	check_identities("lifecycle", fd, &d);
+	uwt_rings_unmap(&d.r);
+	close(fd);
+	return tap_status();
+}
+
 /* ---- load/unload cycles ---- */
 
 static int sys_rmmod(void)
@@ -1599,7 +1776,9 @@ int main(int argc, char **argv)
 		return cmd_memcap(argc, argv);
 	if (!strcmp(cmd, "sessions"))
 		return cmd_sessions(argc, argv);
-	fprintf(stderr, "usage: %s fuzz|churn|unload|hotplug|overflow|memcap|sessions ...\n",
+	if (!strcmp(cmd, "lifecycle"))
+		return cmd_lifecycle(argc, argv);
+	fprintf(stderr, "usage: %s fuzz|churn|unload|hotplug|overflow|memcap|sessions|lifecycle ...\n",
 		argv[0]);
 	return 2;
 }

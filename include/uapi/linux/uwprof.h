@@ -620,6 +620,15 @@ struct uwprof_stats {
 	 */
 	__u64	stop_time;
 	__u64	snapshots_time_cut;
+	/*
+	 * Exits, execs and forks of processes the session had mappings for
+	 * whose bookkeeping the module could not hand to process context
+	 * (every slot of its pool of pending work in use). Never a wrong
+	 * stack: the process's samples get no frames until its mappings are
+	 * uploaded again, an exec goes unheld, a child starts without its
+	 * parent's mappings.
+	 */
+	__u64	lifecycle_lost;
 };
 
 struct uwprof_ring_info {
