@@ -7,6 +7,8 @@
 #   make module KDIR=...  [ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-]
 #                         [UWPROF_TEST_NMI=1: x86_64, the test-only NMI
 #                         handler that samples; tests/vm/run --nmi]
+#                         [UWPROF_TEST_MM=1: the test-only page-table check
+#                         of user reads; tests/security, uwprof_security mm]
 #   make tool
 #   make demo             profile the bundled demo, write a flamegraph
 #   make check            every test: host tests and the four guest targets

@@ -129,6 +129,8 @@ _uwprof()
 			_uwprof_reply -f -- "$cur"; return 0 ;;
 		--socket-group)
 			_uwprof_reply -g -- "$cur"; return 0 ;;
+		--user)
+			_uwprof_reply -u -- "$cur"; return 0 ;;
 		--socket-mode)
 			_uwprof_reply -W "0600 0660" -- "$cur"; return 0 ;;
 		--output-dir)
@@ -142,7 +144,7 @@ _uwprof()
 			return 0 ;;
 		esac
 		opts="--config --socket --socket-mode --socket-group --listen --allow-host
-		      --token-file -F --freq -a --all-cpus -p --pid --cgroup
+		      --token-file --user -F --freq -a --all-cpus -p --pid --cgroup
 		      --comm --cache-dir --output-dir --interval --keep-files
 		      --keep-bytes --push --push-name --push-header
 		      --push-header-file --push-timeout --help"

@@ -17,6 +17,7 @@
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/ptrace.h>
+#include <linux/uaccess.h>
 #include <linux/uwprof.h>
 
 /* vm_flags became read-only behind accessors in 6.3. */
@@ -206,6 +207,14 @@ static inline bool uwprof_compat_user_regs(struct pt_regs *regs)
 		__o->lr = 0;				\
 	} while (0)
 
+/*
+ * A user read from the sample path, which may interrupt a context switch.
+ * copy_from_user_nofault() refuses unless nmi_uaccess_okay(): on x86 the
+ * mm whose tables CR3 holds (cpu_tlbstate.loaded_mm) must be current's.
+ */
+#define uwprof_compat_user_read_nofault(dst, src, n)	\
+	copy_from_user_nofault((dst), (src), (n))
+
 /* DWARF numbers 0-15: rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15. */
 #define UWPROF_COMPAT_NR_GPR	16
 
@@ -231,6 +240,9 @@ static inline bool uwprof_compat_user_gpr(const struct pt_regs *r,
 
 #elif defined(CONFIG_ARM64)
 
+#include <asm/pgtable.h>
+#include <asm/sysreg.h>
+
 #define UWPROF_COMPAT_ARCH	UWPROF_ARCH_ARM64
 
 static inline bool uwprof_compat_user_regs(struct pt_regs *regs)
@@ -248,6 +260,73 @@ static inline bool uwprof_compat_user_regs(struct pt_regs *regs)
 		__o->fp = __r->regs[29];		\
 		__o->lr = __r->regs[30];		\
 	} while (0)
+
+/*
+ * The user page-table base a uaccess goes through now. With software PAN
+ * in use, TTBR0_EL1 holds the reserved table while in the kernel and
+ * uaccess_ttbr0_enable() loads current_thread_info()->ttbr0. switch_mm()
+ * writes that of the task coming in, so in the context-switch window
+ * current's still names its own tables and such a read is right: the
+ * check agrees, and still catches kthread_use_mm() and exec's
+ * activate_mm(), which set current->mm before writing it. Otherwise
+ * TTBR0_EL1 holds the tables cpu_do_switch_mm() last loaded, whatever
+ * current is. KPTI swaps only TTBR1_EL1 on kernel entry and exit:
+ * TTBR0_EL1 keeps the user tables.
+ */
+#ifdef CONFIG_ARM64_SW_TTBR0_PAN
+static __always_inline u64 uwprof_compat_user_ttbr0(void)
+{
+	if (system_uses_ttbr0_pan())
+		return READ_ONCE(current_thread_info()->ttbr0);
+	return read_sysreg(ttbr0_el1);
+}
+#else
+static __always_inline u64 uwprof_compat_user_ttbr0(void)
+{
+	return read_sysreg(ttbr0_el1);
+}
+#endif
+
+/*
+ * TTBR0_EL1's ASID (bits 63:48) and CnP (bit 0) fields, as the
+ * architecture fixes them: the kernel's names for them changed in 7.x
+ * (generated TTBRx_EL1_* replaced TTBR_ASID_MASK and TTBR_CNP_BIT).
+ */
+#define UWPROF_TTBR_ASID_CNP	(GENMASK_ULL(63, 48) | BIT_ULL(0))
+
+/*
+ * Whether the user tables a uaccess goes through now are mm's: the base
+ * address cpu_do_switch_mm() or update_saved_ttbr0() wrote for mm's pgd,
+ * phys_to_ttbr() packing PA bits 51:48 into bits 5:2 with 52-bit PAs,
+ * the ASID (set in TTBR0 only with SW PAN) and CNP bits aside. The
+ * reserved table, the idmap and EFI's tables never match a process's mm.
+ */
+static __always_inline bool uwprof_compat_user_tables_are(struct mm_struct *mm)
+{
+	u64 base = uwprof_compat_user_ttbr0() & ~(u64)UWPROF_TTBR_ASID_CNP;
+
+	return mm && base == (u64)phys_to_ttbr(virt_to_phys(mm->pgd));
+}
+
+/*
+ * A user read from the sample path. arm64's nmi_uaccess_okay() is always
+ * true, yet a pseudo-NMI (the PMU overflow with CONFIG_ARM64_PSEUDO_NMI)
+ * can land in __schedule() after switch_mm() loaded next's tables and
+ * before cpu_switch_to() made next current: reading there would copy
+ * next's memory under prev's registers. The same holds from the moment
+ * kthread_use_mm() or exec_mmap() set current->mm until they load it. So
+ * the tables are checked against current's mm first; nothing can switch
+ * them between the check and the copy, the caller being in NMI, hard IRQ
+ * or the scheduler with interrupts off.
+ */
+static __always_inline long uwprof_compat_user_read_nofault(void *dst,
+							    const void __user *src,
+							    size_t n)
+{
+	if (!uwprof_compat_user_tables_are(current->mm))
+		return -EFAULT;
+	return copy_from_user_nofault(dst, src, n);
+}
 
 /* DWARF numbers 0-30: x0-x30; 31: sp. */
 #define UWPROF_COMPAT_NR_GPR	32

@@ -119,11 +119,14 @@ static long uwprof_ioc_version(struct uwprof_session *s, void __user *arg)
 	if (s->may_kernel)
 		v.caps |= UWPROF_CAP_KERNEL_STACK;
 	v.caps |= UWPROF_CAP_SNAPSHOT | UWPROF_CAP_SESSIONS | UWPROF_CAP_COMM |
-		  UWPROF_CAP_DESCENDANTS | UWPROF_CAP_MAPS_START;
+		  UWPROF_CAP_DESCENDANTS | UWPROF_CAP_MAPS_START |
+		  UWPROF_CAP_WALK_TIME;
 	if (uwprof_offcpu_available())
 		v.caps |= UWPROF_CAP_OFF_CPU;
 	if (uwprof_mmap_available())
 		v.caps |= UWPROF_CAP_MMAP;
+	if (uwprof_lifecycle_renames())
+		v.caps |= UWPROF_CAP_RENAME;
 	if (UWPROF_COMPAT_CGROUPS)
 		v.caps |= UWPROF_CAP_CGROUP;
 	v.nr_cpus = nr_cpu_ids;

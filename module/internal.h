@@ -153,6 +153,7 @@ struct uwprof_pcpu_stats {
 	u64 mmap_records;
 	u64 kernel_throttles;
 	u64 mmap_throttled;
+	u64 snapshots_time_cut;
 	/* mmaprec.c's rate limit on this CPU: not counters, never summed. */
 	u64 mmap_second;
 	u64 mmap_in_second;
@@ -283,6 +284,8 @@ struct uwprof_session {
 
 extern unsigned long uwprof_table_mem_max;
 extern unsigned int uwprof_cpu_max_percent;
+extern unsigned int uwprof_walk_max_us;
+extern unsigned int uwprof_offcpu_walk_max_us;
 
 int uwprof_dev_init(void);
 void uwprof_dev_exit(void);
@@ -355,6 +358,10 @@ bool uwprof_sample_traced(const struct uwprof_sampler *sp,
 void uwprof_sample_emit_exit(struct uwprof_sampler *sp, u32 tgid,
 			     const char *comm);
 void uwprof_sample_emit_fork(struct uwprof_sampler *sp, u32 pid, u32 ppid);
+bool uwprof_sample_traced_as(const struct uwprof_sampler *sp,
+			     struct task_struct *t, const char *comm);
+void uwprof_sample_emit_comm(struct uwprof_sampler *sp, struct task_struct *t,
+			     const char *comm);
 /* A record into this CPU's ring (preemption disabled); false: lost. */
 bool uwprof_sample_emit(struct uwprof_sampler *sp, const void *rec, u32 size,
 			bool wake);
@@ -363,7 +370,8 @@ bool uwprof_sample_over_budget(u64 now);
 void uwprof_sample_charge(u64 ns);
 void uwprof_sample_walk(struct uwprof_sampler *sp, struct uwprof_scratch *sc,
 			struct pt_regs *uregs, u32 tgid, u64 *ips,
-			u32 max_depth, struct uwprof_unwind_res *res);
+			u32 max_depth, u64 deadline,
+			struct uwprof_unwind_res *res);
 
 /* offcpu.c: process context, session mutex held, unless noted */
 void uwprof_offcpu_init(void);		/* module load */
@@ -381,6 +389,7 @@ void uwprof_mmap_put(void);
 /* lifecycle.c */
 int uwprof_lifecycle_init(void);
 void uwprof_lifecycle_exit(void);
+bool uwprof_lifecycle_renames(void);
 
 /*
  * nmi_test.c: a test-only NMI handler that samples (Kbuild's

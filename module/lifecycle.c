@@ -4,11 +4,12 @@
  * exits (its last thread) or execs, and tells the reader of every sampling
  * session that samples it with an EXIT record; gives a forked process a
  * copy of its parent's mappings in every session that has them, and tells
- * those sessions' readers with a FORK record.
- * sched_process_{exit,exec,fork} are not exported to modules, so they are
- * found by name.
+ * those sessions' readers with a FORK record; tells them of a thread's new
+ * name with a COMM record. sched_process_{exit,exec,fork} and task_rename
+ * are not exported to modules, so they are found by name.
  *
- * Contexts: the probes run in the exiting, exec'ing or forking task, preemption
+ * Contexts: the probes run in the exiting, exec'ing, forking or renaming task
+ * (a rename through /proc may name another thread of its group), preemption
  * disabled by the tracepoint (may not sleep, may be interrupted by the
  * sample path). Registration runs in process context at load and unload.
  */
@@ -20,6 +21,7 @@
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 #include <trace/events/sched.h>
+#include <trace/events/task.h>
 
 #include "compat.h"
 #include "internal.h"
@@ -35,6 +37,7 @@ struct uwprof_lifecycle {
 	struct uwprof_tp exit;
 	struct uwprof_tp exec;
 	struct uwprof_tp fork;
+	struct uwprof_tp rename;	/* optional: without it, no COMM records */
 };
 
 /*
@@ -153,14 +156,43 @@ static void uwprof_lifecycle_on_fork(void *data, struct task_struct *parent,
 	rcu_read_unlock();
 }
 
+/*
+ * A thread is renamed: called before the new name is copied in, under the
+ * task's lock. Every sampling session that samples the thread under its
+ * old name or its new one tells its reader, as perf's COMM event does.
+ */
+static void uwprof_lifecycle_on_rename(void *data, struct task_struct *t,
+				       const char *comm)
+{
+	struct uwprof_sampler *sp;
+	struct uwprof_session *s;
+	char name[TASK_COMM_LEN];
+
+	if (t->flags & PF_KTHREAD)
+		return;
+	strscpy_pad(name, comm, sizeof(name));
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &uwprof_sessions, list) {
+		sp = rcu_dereference(s->active);
+		if (sp && uwprof_sample_traced_as(sp, t, name)) {
+			preempt_disable();
+			uwprof_sample_emit_comm(sp, t, name);
+			preempt_enable();
+		}
+	}
+	rcu_read_unlock();
+}
+
 UWPROF_COMPAT_PROBE_CHECK(sched_process_exit, uwprof_lifecycle_on_exit);
 UWPROF_COMPAT_PROBE_CHECK(sched_process_exec, uwprof_lifecycle_on_exec);
 UWPROF_COMPAT_PROBE_CHECK(sched_process_fork, uwprof_lifecycle_on_fork);
+UWPROF_COMPAT_PROBE_CHECK(task_rename, uwprof_lifecycle_on_rename);
 
 static struct uwprof_lifecycle uwprof_lc = {
 	.exit = { .name = "sched_process_exit", .probe = uwprof_lifecycle_on_exit },
 	.exec = { .name = "sched_process_exec", .probe = uwprof_lifecycle_on_exec },
 	.fork = { .name = "sched_process_fork", .probe = uwprof_lifecycle_on_fork },
+	.rename = { .name = "task_rename", .probe = uwprof_lifecycle_on_rename },
 };
 
 static void uwprof_lifecycle_find(struct tracepoint *tp, void *priv)
@@ -173,6 +205,8 @@ static void uwprof_lifecycle_find(struct tracepoint *tp, void *priv)
 		lc->exec.tp = tp;
 	else if (!strcmp(tp->name, lc->fork.name))
 		lc->fork.tp = tp;
+	else if (!strcmp(tp->name, lc->rename.name))
+		lc->rename.tp = tp;
 }
 
 static int uwprof_lifecycle_attach(struct uwprof_tp *t)
@@ -209,13 +243,29 @@ int uwprof_lifecycle_init(void)
 		ret = uwprof_lifecycle_attach(&uwprof_lc.exec);
 	if (!ret)
 		ret = uwprof_lifecycle_attach(&uwprof_lc.fork);
-	if (ret)
+	if (ret) {
 		uwprof_lifecycle_exit();
-	return ret;
+		return ret;
+	}
+	/* Renames are news, not a condition of correct stacks. */
+	if (!uwprof_lc.rename.tp ||
+	    tracepoint_probe_register(uwprof_lc.rename.tp,
+				      uwprof_lc.rename.probe, NULL))
+		pr_info("uwprof: no task_rename tracepoint: thread renames are not reported\n");
+	else
+		uwprof_lc.rename.registered = true;
+	return 0;
+}
+
+/* Whether renames come as UWPROF_REC_COMM (UWPROF_CAP_RENAME). */
+bool uwprof_lifecycle_renames(void)
+{
+	return uwprof_lc.rename.registered;
 }
 
 void uwprof_lifecycle_exit(void)
 {
+	uwprof_lifecycle_detach(&uwprof_lc.rename);
 	uwprof_lifecycle_detach(&uwprof_lc.fork);
 	uwprof_lifecycle_detach(&uwprof_lc.exec);
 	uwprof_lifecycle_detach(&uwprof_lc.exit);

@@ -43,6 +43,38 @@ module_param_cb(cpu_max_percent, &uwprof_cpu_max_percent_ops,
 MODULE_PARM_DESC(cpu_max_percent,
 		 "Percent of each CPU's time stack walks may use per 10 ms; over it samples are skipped and counted (1-100, default 25; 100: no limit)");
 
+/*
+ * Time one stack walk may take, microseconds: the budget above is looked
+ * at between walks, so without a limit within them a crafted stack of
+ * max_depth frames costs milliseconds in NMI. Walks of max_depth (8192)
+ * frames that miss the rule cache on every frame take 21 ns a frame on
+ * current x86 hardware ('make -C tests/unwind bench'): about 170 us, so
+ * 500 us stops no honest stack. Off CPU the walk holds the runqueue lock
+ * with interrupts off and keeps at most UWPROF_OFF_CPU_DEPTH (512) frames,
+ * about 11 us at that rate: 100 us leaves the same margin and keeps other
+ * CPUs' wakeups of this one from waiting longer.
+ */
+unsigned int uwprof_walk_max_us = 500;
+unsigned int uwprof_offcpu_walk_max_us = 100;
+
+static int uwprof_walk_max_us_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, 100000);
+}
+
+static const struct kernel_param_ops uwprof_walk_max_us_ops = {
+	.set = uwprof_walk_max_us_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(walk_max_us, &uwprof_walk_max_us_ops, &uwprof_walk_max_us, 0644);
+MODULE_PARM_DESC(walk_max_us,
+		 "Microseconds one sample's stack walk and snapshot may take; the walk then stops with UWPROF_STOP_TIME (1-100000, default 500)");
+module_param_cb(offcpu_walk_max_us, &uwprof_walk_max_us_ops,
+		&uwprof_offcpu_walk_max_us, 0644);
+MODULE_PARM_DESC(offcpu_walk_max_us,
+		 "Microseconds one off-CPU stack walk may take, with the runqueue lock held (1-100000, default 100)");
+
 static int __init uwprof_init(void)
 {
 	int ret;

@@ -192,8 +192,9 @@ static void uwprof_offcpu_out(struct uwprof_sampler *sp, struct task_struct *t,
 	}
 	if (sp->kstack)
 		nk = uwprof_offcpu_kstack(sc, sl->rec.ips);
-	uwprof_sample_walk(sp, sc, uregs, t->tgid, sl->rec.ips + nk,
-			   off->depth, &res);
+	uwprof_sample_walk(sp, sc, uregs, t->tgid, sl->rec.ips + nk, off->depth,
+			   t0 + (u64)READ_ONCE(uwprof_offcpu_walk_max_us) *
+			   NSEC_PER_USEC, &res);
 	t1 = ktime_get_mono_fast_ns();
 	uwprof_sample_charge(t1 - t0);
 	uwprof_ring_exit(r);

@@ -17,6 +17,11 @@
 #include "unwind_arm64.h"
 #endif
 
+/* An environment without a clock has no deadlines to keep. */
+#ifndef UWPROF_ENV_NOW
+#define UWPROF_ENV_NOW(env)	0ULL
+#endif
+
 /*
  * A frame-pointer frame larger than the default 8 MiB stack limit is taken
  * for a register that does not hold a frame pointer.
@@ -752,17 +757,19 @@ static u32 step(struct walk *w, const struct uwprof_unwind_req *req,
  * proves the mapping: no range check. Any other frame, and any check that
  * fails, leaves the loop with the walk still at that frame, untouched, and
  * step() does it the general way (and reports why it stops, if it does).
- * Returns the new frame count.
+ * At most 'most' frames are added, so that the caller can look at the
+ * clock in between. Returns the new frame count.
  */
 static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
-		       u32 nr)
+		       u32 nr, u32 most)
 {
 	struct uwprof_rule_cache *c = req->cache;
 	u8 *ents = (u8 *)c->ent;
 	const u64 id = req->maps_id;
 	u64 at = w->exact ? w->pc : w->pc - 1, sp = w->sp, fp = w->fp;
 	u64 last = w->limit - 1;
-	u64 *ips = req->ips + nr, *end = req->ips + req->max_depth;
+	u64 *ips = req->ips + nr;
+	u64 *end = ips + (most < req->max_depth - nr ? most : req->max_depth - nr);
 	void *env = w->env;
 	struct uwprof_rule_cache_ent *n, *regs[2] = { NULL, NULL };
 	bool fp_ok = w->fp_ok;
@@ -888,6 +895,12 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 		.gpr_ok = !(req->at_flags & UWPROF_SNAP_NO_GPR),
 		.sav_reg = WALK_NO_REG,
 	};
+	/*
+	 * The frame count at which to look at the clock next (unwind.h):
+	 * compared, not counted down, so the general step pays a compare.
+	 */
+	u32 check = req->deadline ? UWPROF_WALK_CHECK_STEPS : ~0U;
+	const u32 most = req->deadline ? UWPROF_WALK_CHECK_CACHED : ~0U;
 	u32 nr = 0, ret;
 
 	res->stop = UWPROF_STOP_OK;
@@ -917,8 +930,23 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 		struct uwprof_unwind_res peek, *to = res;
 		bool full;
 
-		if (req->cache)
-			nr = walk_cached(&w, req, nr);
+		if (unlikely(nr >= check)) {
+			if (UWPROF_ENV_NOW(req->env) >= req->deadline) {
+				res->stop = UWPROF_STOP_TIME;
+				break;
+			}
+			check = nr + UWPROF_WALK_CHECK_STEPS;
+		}
+		if (req->cache) {
+			u32 had = nr;
+
+			nr = walk_cached(&w, req, nr, most);
+			/* Out of its share, maybe not of cached rows: the clock first. */
+			if (nr - had == most) {
+				check = nr;
+				continue;
+			}
+		}
 		/*
 		 * A stack of exactly max_depth frames is whole, not cut: one
 		 * more step tells, on a copy of the result so that a frame not

@@ -2,8 +2,8 @@
 /*
  * The kernel environment of the unwinder core (unwind.c, table_check.c):
  * fixed-width types, errno values, branch hints, the running arch, the
- * user address-space limit, the pointer-authentication strip hook and the
- * user-memory reader. The host tests provide the same names in
+ * user address-space limit, the pointer-authentication strip hook, the
+ * clock of walk deadlines and the user-memory reader. The host tests provide the same names in
  * tool/unwind_env_host.h.
  *
  * Everything here is usable from NMI: the sample path runs the walk with
@@ -20,6 +20,7 @@
 #include <linux/uaccess.h>
 #include <linux/sched.h>
 #include <linux/string.h>
+#include <linux/timekeeping.h>
 #include <asm/processor.h>
 
 #include "compat.h"
@@ -53,6 +54,12 @@
 #define UWPROF_ENV_STRIP_PAC(env, a)	(a)
 #endif
 
+/*
+ * The clock of uwprof_unwind_req.deadline: the one the walk budget and the
+ * records' times use, readable in NMI.
+ */
+#define UWPROF_ENV_NOW(env)	ktime_get_mono_fast_ns()
+
 /* The reader's state for one walk (the request's env in the module). */
 struct uwprof_kenv {
 	bool uaccess_ok;	/* a read succeeded: user memory is reachable */
@@ -70,12 +77,13 @@ struct uwprof_kenv {
  * has disabled page faults for the whole walk.
  *
  * An NMI can land in the middle of a context switch, when the user half of
- * the page tables is not current's; the kernel's nmi_uaccess_okay() tells,
- * but is not available to modules (cpu_tlbstate is not exported). So the
- * walk's first read goes through copy_from_user_nofault(), which asks it,
- * and once one read succeeded nothing can change before the walk ends: the
- * rest use plain accessors, one load per word, as perf's own user
- * callchains do.
+ * the page tables is not current's. So every read goes through
+ * uwprof_compat_user_read_nofault(), which refuses then (compat.h: x86's
+ * nmi_uaccess_okay() through copy_from_user_nofault(), a check of the
+ * loaded tables on arm64, where that one is always true), until one
+ * succeeds; after that nothing can change before the walk ends: the rest
+ * use plain accessors, one load per word, as perf's own user callchains
+ * do. To the walk a refused read is an unreadable word: UWPROF_STOP_READ.
  */
 static __always_inline int uwprof_kenv_read(void *ctx, void *dst, u64 addr,
 					    size_t n)
@@ -84,7 +92,7 @@ static __always_inline int uwprof_kenv_read(void *ctx, void *dst, u64 addr,
 	const u64 __user *p = (const u64 __user *)(unsigned long)addr;
 
 	if (unlikely(!k->uaccess_ok)) {
-		if (copy_from_user_nofault(dst, p, n))
+		if (uwprof_compat_user_read_nofault(dst, p, n))
 			return -EFAULT;
 		k->uaccess_ok = true;
 		return 0;

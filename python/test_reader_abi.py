@@ -29,7 +29,7 @@ import uwprof_reader as ur  # noqa: E402
 # to or reads from the module. The table format (TABLE_, CFA_, REG_, RULE_)
 # is the tool's business: the reader uploads blobs it does not look into.
 REQUIRED = ('ABI_VERSION', 'ARCH_', 'CAP_', 'MAP_', 'START_', 'SAMPLE_',
-            'REC_', 'IOC_', 'MAX_DEPTH', 'STOP__COUNT')
+            'REC_', 'IOC_', 'MAX_DEPTH', 'STOP__COUNT', 'STATS_STOPS')
 # The reader's ctypes structs and the uapi structs they mirror.
 CTYPES = {'_Version': 'uwprof_version', '_TableAdd': 'uwprof_table_add',
           '_ObjectDel': 'uwprof_object_del', '_Map': 'uwprof_map',
@@ -41,7 +41,8 @@ RECORDS = {'_SAMPLE': ('uwprof_rec_sample', True),
            '_LOST': ('uwprof_rec_lost', True),
            '_UNKNOWN': ('uwprof_rec_unknown_map', True),
            '_EXIT': ('uwprof_rec_exit', False),
-           '_FORK': ('uwprof_rec_fork', True)}
+           '_FORK': ('uwprof_rec_fork', True),
+           '_COMM': ('uwprof_rec_comm', True)}
 
 n_test = n_fail = 0
 
@@ -91,7 +92,8 @@ def c_program(consts, structs):
                        'offsetof(struct %s, %s), (size_t)%s);'
                        % (s, f, s, f, size))
     out += ['\tfor (i = 0; i < UWPROF_STOP__COUNT; i++)',
-            '\t\tprintf("stop %u %s\\n", i, uwprof_pf_stop_name(i));',
+            '\t\tprintf("stop %u %s\\n", i,',
+            '\t\t       uwprof_pf_stop_name(uwprof_pf_stop_of_module(i)));',
             '\treturn 0;', '}', '']
     return '\n'.join(out)
 

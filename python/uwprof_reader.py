@@ -82,9 +82,11 @@ CAP_COMM = 1 << 6
 CAP_MMAP = 1 << 7
 CAP_DESCENDANTS = 1 << 8
 CAP_MAPS_START = 1 << 9
+CAP_WALK_TIME = 1 << 10
+CAP_RENAME = 1 << 11
 
-REC_SAMPLE, REC_LOST, REC_UNKNOWN_MAP, REC_EXIT, REC_FORK, REC_MMAP = \
-    1, 2, 3, 4, 5, 6
+REC_SAMPLE, REC_LOST, REC_UNKNOWN_MAP, REC_EXIT, REC_FORK, REC_MMAP, \
+    REC_COMM = 1, 2, 3, 4, 5, 6, 7
 SAMPLE_STOP_MASK = 0xff
 SAMPLE_FP_USED = 1 << 8
 SAMPLE_IN_KERNEL = 1 << 9
@@ -95,8 +97,10 @@ SAMPLE_EXEC = 1 << 12
 # the tool prints too.
 STOP_NAMES = ('complete', 'fp-chain-end', 'max-depth', 'no-mapping',
               'no-table-row', 'unsupported-rule', 'stack-unreadable', 'bad-sp',
-              'bad-pc', 'process-not-uploaded-yet')
+              'bad-pc', 'process-not-uploaded-yet', 'walk-time-limit')
 STOP__COUNT = len(STOP_NAMES)
+# Reasons counted in stats' stop[]; the later ones have fields of their own.
+STATS_STOPS = 10
 MAX_DEPTH = 8192
 
 
@@ -154,13 +158,14 @@ _STATS_FIELDS = ['samples', 'frames', 'lost', 'skipped_kthread',
 # The counters after nmi_samples, in the header's order.
 _LATER_STATS = ['off_cpu_blocks', 'off_cpu_samples', 'off_cpu_short',
                 'off_cpu_dropped', 'off_cpu_lost', 'mmap_records',
-                'kernel_throttles', 'mmap_throttled']
+                'kernel_throttles', 'mmap_throttled', 'stop_time',
+                'snapshots_time_cut']
 
 
 class _Stats(ctypes.Structure):
     _fields_ = ([('size', ctypes.c_uint32), ('reserved0', ctypes.c_uint32)] +
                 [(f, ctypes.c_uint64) for f in _STATS_FIELDS] +
-                [('stop', ctypes.c_uint64 * STOP__COUNT),
+                [('stop', ctypes.c_uint64 * STATS_STOPS),
                  ('unwind_ns_hist', ctypes.c_uint64 * 16),
                  ('tables', ctypes.c_uint64), ('table_bytes', ctypes.c_uint64),
                  ('processes', ctypes.c_uint64),
@@ -184,7 +189,7 @@ class _RingInfo(ctypes.Structure):
 
 # The C compiler's sizes for the uapi structs (static checks, like the C side).
 for _s, _n in ((_Version, 64), (_TableAdd, 32), (_ObjectDel, 16), (_Map, 40),
-               (_MapsSet, 32), (_ProcessDel, 8), (_Start, 72), (_Stats, 448),
+               (_MapsSet, 32), (_ProcessDel, 8), (_Start, 72), (_Stats, 464),
                (_RingInfo, 32)):
     assert ctypes.sizeof(_s) == _n, (_s.__name__, ctypes.sizeof(_s))
 
@@ -212,6 +217,7 @@ _SAMPLE = struct.Struct('<IIQIIIIHHIQ')        # 48 bytes, then ips
 _UNKNOWN = struct.Struct('<IIQIIQ')
 _EXIT = struct.Struct('<IIQII')                # then comm[16]
 _FORK = struct.Struct('<IIQII')
+_COMM = struct.Struct('<IIQII16s16s')
 _LOST = struct.Struct('<IIQ')
 
 
@@ -283,6 +289,7 @@ class Session:
         self.unknown = []       # (pid, tid, addr) of UNKNOWN_MAP records
         self.exits = []         # (pid, exec) of EXIT records
         self.forks = []         # (pid, ppid) of FORK records
+        self.renames = []       # (time_ns, pid, tid, old name, new name)
         self._maps = {}
         v = self.version()
         if v['abi_version'] != ABI_VERSION:
@@ -377,7 +384,7 @@ class Session:
               'processes_inherited', 'skipped_throttle', 'snapshots',
               'snapshot_bytes', 'fork_records', 'nmi_samples'] +
              _LATER_STATS}
-        d['stop'] = dict(zip(STOP_NAMES, st.stop))
+        d['stop'] = dict(zip(STOP_NAMES, list(st.stop) + [st.stop_time]))
         return d
 
     def start(self, pids=None, freq=999, max_depth=128, kernel=False,
@@ -484,6 +491,11 @@ class Session:
         elif rtype == REC_FORK:
             _, _, _, pid, ppid = _FORK.unpack_from(b)
             self.forks.append((pid, ppid))
+        elif rtype == REC_COMM:
+            _, _, t, pid, tid, comm, old = _COMM.unpack_from(b)
+            self.renames.append((t, pid, tid,
+                                 old.rstrip(b'\0').decode(errors='replace'),
+                                 comm.rstrip(b'\0').decode(errors='replace')))
         return None
 
     def poll(self, timeout=0.25):

@@ -12,6 +12,13 @@
  * recorder. Processes that are gone are dropped from its state. With
  * --output-dir or --push, consecutive windows of the whole host are also
  * written and pushed (agent_output.c).
+ *
+ * HTTP is not served here: the socket is bound here, then handed to a
+ * front end forked before sampling starts (agent_front.c), which drops
+ * every privilege before it reads from the network and forwards each
+ * request as a checked message (agent_ipc.c); this process answers them
+ * on a thread each. The front end gets the token and nothing else of
+ * this process's secrets: it is forked before --push-header-file is read.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,6 +30,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -49,6 +57,7 @@ struct agent_opts {
 	struct agent_http_opts http;
 	int		socket_given, socket_opts_given;
 	const char	*token_file;
+	const char	*user;		/* --user: the front end's */
 	const char	*allow_hosts[16];
 	struct agent_out_opts out;
 	int		out_given;	/* OUT_NEEDS_*: options given that need others */
@@ -63,7 +72,7 @@ static void agent_usage(FILE *f)
 "usage: uwprof agent [--config FILE]\n"
 "                    [--socket PATH [--socket-mode MODE] [--socket-group GROUP]\n"
 "                     | --listen ADDR:PORT [--allow-host NAME]...]\n"
-"                    [--token-file FILE] [-F HZ]\n"
+"                    [--token-file FILE] [--user NAME] [-F HZ]\n"
 "                    [-a | -p PID[,PID...]] [--cgroup PATH] [--comm NAME]\n"
 "                    [--cache-dir DIR]\n"
 "                    [--output-dir DIR [--keep-files N] [--keep-bytes SIZE]]\n"
@@ -90,6 +99,8 @@ static void agent_usage(FILE *f)
 "  --allow-host NAME   a further Host name accepted on TCP (repeatable)\n"
 "  --token-file FILE   require 'Authorization: Bearer TOKEN', TOKEN read\n"
 "                      from FILE (one line)\n"
+"  --user NAME         the user the HTTP front end runs as (default nobody):\n"
+"                      it parses every request, with no privilege\n"
 "  -F, --freq HZ       samples per second per CPU (default %d)\n"
 "  -a, --all-cpus      every process on the system (the default)\n"
 "  -p, --pid PIDS      only these processes (comma separated)\n"
@@ -128,7 +139,7 @@ enum {
 	OPT_ALLOW_HOST, OPT_TOKEN_FILE, OPT_CGROUP, OPT_COMM, OPT_CACHE_DIR,
 	OPT_OUTPUT_DIR, OPT_INTERVAL, OPT_KEEP_FILES, OPT_KEEP_BYTES,
 	OPT_PUSH, OPT_PUSH_NAME, OPT_PUSH_HEADER, OPT_PUSH_HEADER_FILE,
-	OPT_PUSH_TIMEOUT, OPT_CONFIG,
+	OPT_PUSH_TIMEOUT, OPT_USER, OPT_CONFIG,
 };
 
 static const struct option agent_longopts[] = {
@@ -148,6 +159,7 @@ static const struct option agent_longopts[] = {
 	{ "socket-group", required_argument, NULL, OPT_SOCKET_GROUP },
 	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
 	{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
+	{ "user", required_argument, NULL, OPT_USER },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
@@ -300,6 +312,9 @@ static int agent_access_opt(struct agent_opts *a, int c, const char *v)
 	case OPT_TOKEN_FILE:
 		a->token_file = v;
 		return 0;
+	case OPT_USER:
+		a->user = v;
+		return 0;
 	}
 	fprintf(stderr, "uwprof agent: %sbad value '%s' for --%s\n", opt_where,
 		v, c == OPT_SOCKET_MODE ? "socket-mode" :
@@ -343,6 +358,7 @@ static int agent_opt(struct rec_opts *o, struct agent_opts *a, int c,
 	case OPT_SOCKET_GROUP:
 	case OPT_ALLOW_HOST:
 	case OPT_TOKEN_FILE:
+	case OPT_USER:
 		return agent_access_opt(a, c, v);
 	case OPT_CGROUP:
 	case OPT_COMM:
@@ -434,8 +450,12 @@ static int agent_parse(struct rec_opts *o, struct agent_opts *a,
 	return agent_access_check(a);
 }
 
-/* Until SIGINT or SIGTERM. */
-static void agent_loop(struct recorder *r, struct agent_wins *ws)
+/*
+ * Until SIGINT or SIGTERM, or the front end's end (r->child: it died, or
+ * closed the control socket). Returns 1 for the latter.
+ */
+static int agent_loop(struct recorder *r, struct agent_wins *ws,
+		      struct agent_ipc_srv *ipc)
 {
 	uint64_t last_prune = mono_ns();
 	int wait_ms = AGENT_WAIT_MS;
@@ -445,6 +465,8 @@ static void agent_loop(struct recorder *r, struct agent_wins *ws)
 	while (!r->stop) {
 		uint64_t now;
 
+		if (r->child_done || agent_ipc_ended(ipc))
+			return 1;
 		rec_wait_events(r, wait_ms, ws->wake_fd);
 		agent_wins_tick(ws, 0, 1);
 		rec_drain(r);
@@ -459,6 +481,7 @@ static void agent_loop(struct recorder *r, struct agent_wins *ws)
 			last_prune = now;
 		}
 	}
+	return 0;
 }
 
 static void agent_about(const struct recorder *r, char *buf, size_t len)
@@ -484,12 +507,13 @@ static int agent_out_status(const struct agent_out *out, int ret)
 
 /* Ends what agent_serve() started, sampling included; the windows last. */
 static void agent_end(struct recorder *r, struct agent_wins *ws,
-		      struct agent_http *h, struct agent_out *out)
+		      struct agent_ipc_srv *ipc, struct agent_out *out)
 {
 	/* The consecutive window in progress ends here, and is written out. */
 	agent_wins_stop(ws);
-	if (h)
-		agent_http_stop(h);
+	/* The front end sees its control socket end, and exits. */
+	if (ipc)
+		agent_ipc_stop(ipc);
 	uwprof_dev_stop(&r->dev);
 	uwprof_rreader_finish(&r->rr);
 	if (ws->out)
@@ -499,7 +523,7 @@ static void agent_end(struct recorder *r, struct agent_wins *ws,
 
 /* Sampling started: serves until stopped, then stops sampling. */
 static int agent_serve(struct recorder *r, const struct agent_opts *a,
-		       uint32_t flags)
+		       uint32_t flags, struct agent_front *front)
 {
 	struct agent_source src = {
 		.profile = agent_wins_profile, .metrics = agent_wins_metrics,
@@ -507,7 +531,7 @@ static int agent_serve(struct recorder *r, const struct agent_opts *a,
 	struct agent_out_opts oo = a->out;
 	struct agent_period_src psrc;
 	struct agent_wins ws;
-	struct agent_http h;
+	struct agent_ipc_srv ipc;
 	struct agent_out out;
 	char err[512] = "", about[1400];
 	int ret, code = UWPROF_EX_ERROR;
@@ -533,7 +557,7 @@ static int agent_serve(struct recorder *r, const struct agent_opts *a,
 		src.ctx = &ws;
 		agent_about(r, about, sizeof(about));
 		src.about = about;
-		ret = agent_http_start(&h, &a->http, &src, err, sizeof(err));
+		ret = agent_ipc_serve(&ipc, front->ctl, &src, err, sizeof(err));
 	}
 	if (ret) {
 		fprintf(stderr, "uwprof agent: %s\n", err);
@@ -545,16 +569,21 @@ static int agent_serve(struct recorder *r, const struct agent_opts *a,
 			a->http.socket_path, (unsigned int)a->http.socket_mode);
 	else
 		fprintf(stderr, "uwprof agent: serving on http://%s/%s\n",
-			a->http.listen, a->http.token ? "" :
+			a->http.listen, a->token_file ? "" :
 			" (no --token-file: anyone who can connect reads the host's profiles)");
-	agent_loop(r, &ws);
-	agent_end(r, &ws, &h, &out);
+	ret = agent_loop(r, &ws, &ipc);
+	if (ret)
+		fprintf(stderr,
+			"uwprof agent: the HTTP front end (process %d) is gone; stopping (restart the agent)\n",
+			(int)front->pid);
+	agent_end(r, &ws, &ipc, &out);
 	fprintf(stderr, "uwprof agent: stopped (%llu samples, %llu lost)\n",
 		(unsigned long long)r->samples, (unsigned long long)r->lost);
-	return UWPROF_EX_OK;
+	return ret ? UWPROF_EX_ERROR : UWPROF_EX_OK;
 }
 
-static int agent_run(struct recorder *r, const struct agent_opts *a)
+static int agent_run(struct recorder *r, const struct agent_opts *a,
+		     struct agent_front *front)
 {
 	struct rec_launch l = { .go_w = -1, .err_r = -1 };
 	uint32_t flags;
@@ -582,28 +611,86 @@ static int agent_run(struct recorder *r, const struct agent_opts *a)
 		rec_targets_abort(r, &l);
 		return code;
 	}
-	return agent_serve(r, a, flags);
+	return agent_serve(r, a, flags, front);
 }
 
-/*
- * The files named by options, read before sampling starts: the token
- * and the push's headers. 0, or the exit status, said.
- */
-static int agent_files_read(struct agent_opts *a, char **token)
+/* The token, read before the front end is forked: 0, or the exit status, said. */
+static int agent_token_read(struct agent_opts *a, char **token)
 {
 	char err[512] = "";
 	int ret;
 
 	*token = NULL;
-	if (a->token_file) {
-		ret = agent_access_token_read(a->token_file, token, err,
-					    sizeof(err));
-		if (err[0])
-			fprintf(stderr, "uwprof agent: %s\n", err);
-		if (ret)
-			return ret == -EINVAL ? UWPROF_EX_USAGE : UWPROF_EX_ERROR;
-		a->http.token = *token;
+	if (!a->token_file)
+		return 0;
+	ret = agent_access_token_read(a->token_file, token, err, sizeof(err));
+	if (err[0])
+		fprintf(stderr, "uwprof agent: %s\n", err);
+	if (ret)
+		return ret == -EINVAL ? UWPROF_EX_USAGE : UWPROF_EX_ERROR;
+	a->http.token = *token;
+	return 0;
+}
+
+/*
+ * The socket bound (as root: its mode, group and directory checked) and
+ * the front end forked to serve it. The token is the front end's only:
+ * wiped here once it has its copy. 0, or the exit status, said.
+ */
+static int agent_front_up(struct agent_opts *a, struct agent_http *h,
+			  struct agent_front *f, char *token)
+{
+	char err[512] = "";
+	int ret;
+
+	if (agent_front_user(f, a->user, err, sizeof(err))) {
+		fprintf(stderr, "uwprof agent: %s\n", err);
+		return UWPROF_EX_USAGE;
 	}
+	if (!f->switch_user)
+		fprintf(stderr,
+			"uwprof agent: not root: the HTTP front end keeps uid %u, without capabilities\n",
+			(unsigned int)f->uid);
+	ret = agent_http_listen(h, &a->http, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "uwprof agent: %s\n", err);
+		return ret == -EINVAL ? UWPROF_EX_USAGE : UWPROF_EX_ERROR;
+	}
+	ret = agent_front_start(f, h, err, sizeof(err));
+	if (token)
+		explicit_bzero(token, strlen(token));
+	if (ret) {
+		fprintf(stderr, "uwprof agent: %s\n", err);
+		agent_http_stop(h);
+		return UWPROF_EX_ERROR;
+	}
+	return 0;
+}
+
+/* The front end stopped (f->ctl closed first) and the socket removed. */
+static void agent_front_down(struct recorder *r, struct agent_http *h,
+			     struct agent_front *f)
+{
+	char how[128];
+
+	if (f->ctl >= 0)
+		close(f->ctl);
+	f->ctl = -1;
+	if (f->pid > 0 && agent_front_reap(f, 2000, how, sizeof(how)))
+		fprintf(stderr, "uwprof agent: the HTTP front end %s\n", how);
+	else if (r->child_done && (!WIFEXITED(r->child_status) ||
+				   WEXITSTATUS(r->child_status)))
+		fprintf(stderr, "uwprof agent: the HTTP front end %s with status 0x%x\n",
+			"ended", (unsigned int)r->child_status);
+	agent_http_stop(h);
+}
+
+/* The push's headers, read after the fork: 0, or the exit status, said. */
+static int agent_headers_read(struct agent_opts *a)
+{
+	char err[512] = "";
+	int ret;
+
 	a->out.push_headers = a->headers;
 	a->out.nr_push_headers = a->nr_argv_headers;
 	if (a->header_file) {
@@ -665,8 +752,10 @@ int uwprof_cmd_agent(int argc, char **argv)
 	struct recorder *r = calloc(1, sizeof(*r));
 	struct agent_opts a = { .token_file = NULL };
 	struct agent_config cfg;
+	struct agent_front front = { .ctl = -1 };
+	struct agent_http h;
 	char *token = NULL, err[800];
-	int ret;
+	int ret, up = 0;
 
 	if (!r) {
 		fprintf(stderr, "uwprof agent: out of memory\n");
@@ -701,11 +790,20 @@ int uwprof_cmd_agent(int argc, char **argv)
 		agent_config_free(&cfg);
 		return ret > 0 ? UWPROF_EX_OK : UWPROF_EX_USAGE;
 	}
-	ret = agent_files_read(&a, &token);
+	ret = agent_token_read(&a, &token);
+	if (!ret)
+		ret = agent_front_up(&a, &h, &front, token);
+	up = !ret;
+	/* rec_reap() keeps its status if it ends while the agent runs. */
+	r->child = front.pid;
+	if (!ret)
+		ret = agent_headers_read(&a);
 	if (!ret)
 		ret = agent_out_check(&a.out);
 	if (!ret)
-		ret = agent_run(r, &a);
+		ret = agent_run(r, &a, &front);
+	if (up)
+		agent_front_down(r, &h, &front);
 	agent_files_free(&a, token);
 	rec_free(r);
 	free(r);

@@ -6,6 +6,12 @@
  *	agent.c		options, the session's loop, start and stop
  *	agent_http.c	the HTTP layer (libmicrohttpd): routes, request
  *			checks, answers; the profiles come from a source
+ *	agent_front.c	the process that runs the HTTP layer: forked
+ *			before sampling starts, every privilege dropped
+ *			before it reads a byte from the network
+ *	agent_ipc.c	the messages between that front end and the
+ *			privileged sampler: the request (checked as
+ *			untrusted by the sampler), the answer streamed back
  *	agent_window.c	profile windows: a request's next N seconds of
  *			records written to a profile file of its own, then
  *			read back and turned into a gzipped pprof
@@ -112,6 +118,8 @@ struct agent_source {
 	int	(*metrics)(void *ctx, char **text);
 	void	*ctx;
 	const char *about;	/* a line for the index page */
+	/* Or that line asked for (0 or -errno); NULL: 'about' as it is. */
+	int	(*about_get)(void *ctx, char *buf, size_t len);
 };
 
 struct MHD_Daemon;
@@ -166,8 +174,172 @@ struct agent_http {
  */
 int agent_http_start(struct agent_http *h, const struct agent_http_opts *o,
 		     const struct agent_source *src, char *err, size_t errlen);
+/*
+ * The same in two steps: the socket bound and listened on (h->fd), then,
+ * maybe in another process, served. 0 or -errno with one line in 'err'.
+ */
+int agent_http_listen(struct agent_http *h, const struct agent_http_opts *o,
+		      char *err, size_t errlen);
+int agent_http_serve(struct agent_http *h, const struct agent_source *src,
+		     char *err, size_t errlen);
 /* Stops serving (waits for the answers in progress) and removes the socket. */
 void agent_http_stop(struct agent_http *h);
+
+/* ------------------------------------------------ agent_ipc.c */
+
+/*
+ * The front end's request to the sampler: one SOCK_SEQPACKET message of
+ * exactly this size on the control socket, carrying (SCM_RIGHTS) one end
+ * of a fresh AF_UNIX stream socketpair on which the sampler answers and
+ * which the front end closes when its HTTP client goes away (the
+ * sampler's agent_access_conn_gone() then sees it: the window is
+ * cancelled). Fixed-width fields, natural alignment; every field the
+ * endpoint does not use, and 'reserved', zero; strings NUL-terminated
+ * with zeros after.
+ */
+#define AGENT_IPC_MAGIC		0x69707775U	/* "uwpi" */
+#define AGENT_IPC_VERSION	1
+
+enum agent_ipc_ep {
+	AGENT_IPC_ABOUT = 1,	/* the index page's line */
+	AGENT_IPC_METRICS,
+	AGENT_IPC_PROFILE,
+};
+
+enum agent_ipc_client {
+	AGENT_IPC_CLIENT_NONE,
+	AGENT_IPC_CLIENT_UID,	/* unix socket: the peer's uid, 4 bytes */
+	AGENT_IPC_CLIENT_IPV4,	/* TCP: the address, 4 bytes */
+	AGENT_IPC_CLIENT_IPV6,	/* 16 bytes */
+};
+
+struct agent_ipc_msg {
+	uint32_t	magic;		/* AGENT_IPC_MAGIC */
+	uint16_t	version;	/* AGENT_IPC_VERSION */
+	uint16_t	size;		/* sizeof(struct agent_ipc_msg) */
+	uint32_t	endpoint;	/* enum agent_ipc_ep */
+	uint32_t	seconds;	/* PROFILE: 1..AGENT_MAX_SECONDS */
+	uint32_t	pid;		/* PROFILE: 0 (all) or up to 4194304 */
+	uint32_t	client_kind;	/* enum agent_ipc_client */
+	uint8_t		client[16];	/* the rest zero */
+	char		comm[16];	/* PROFILE: "" or a name */
+	char		cgroup[1024];	/* PROFILE: "" or a path from '/' */
+	uint64_t	reserved[2];
+};
+
+/* The sampler's answer on the request's socket, then 'len' bytes of body. */
+struct agent_ipc_resp {
+	uint32_t	magic;		/* AGENT_IPC_MAGIC */
+	uint32_t	status;		/* an HTTP status, 200..599 */
+	uint64_t	len;		/* 200: the body; else a message */
+};
+
+/* A body larger than this is refused by the front end. */
+#define AGENT_IPC_MAX_BODY	(1ULL << 30)
+
+/* A request as the sampler takes it, checked. */
+struct agent_ipc_req {
+	enum agent_ipc_ep endpoint;
+	struct agent_req q;
+	uint32_t	client_kind;
+	uint8_t		client[16];
+};
+
+/* Front end: the message for a request. */
+void agent_ipc_encode(struct agent_ipc_msg *m, enum agent_ipc_ep ep,
+		      const struct agent_req *q, uint32_t client_kind,
+		      const uint8_t client[16]);
+/*
+ * Sampler: 'n' bytes received checked as untrusted. 0 with *r, or -EINVAL
+ * (-EMSGSIZE for a wrong length) with the reason in 'why'.
+ */
+int agent_ipc_decode(const void *buf, size_t n, struct agent_ipc_req *r,
+		     char *why, size_t whylen);
+/*
+ * Front end, on a request's thread: sends 'm' on 'ctl' and waits for the
+ * answer; closing the request's socket when agent_access_conn_gone(conn).
+ * Returns the status with a malloc'd *buf (200), or with 'msg' (others).
+ */
+int agent_ipc_call(int ctl, const struct agent_ipc_msg *m,
+		   const struct agent_conn *conn, uint8_t **buf, size_t *len,
+		   char *msg, size_t msglen);
+
+/* The sampler's side: a thread reading 'ctl', a thread per request. */
+struct agent_ipc_client_count;
+
+struct agent_ipc_srv {
+	int		ctl;
+	const struct agent_source *src;
+	pthread_t	thread;
+	int		running;
+	pthread_mutex_t	lock;		/* busy, clients, stopping */
+	pthread_cond_t	idle;		/* a request done */
+	unsigned int	busy;		/* requests being answered */
+	struct agent_ipc_client_count *clients;
+	int		stopping;
+	/* read while served: __atomic */
+	int		ended;		/* the front end closed its end */
+	uint64_t	served, refused, limited;
+};
+
+/*
+ * Serves the requests on 'ctl' from 'src', each on its own thread, at
+ * most AGENT_MAX_CONNECTIONS at once and AGENT_PER_CLIENT per client.
+ * Every message is checked; a bad one is refused (answered 400 when it
+ * carried a socket, counted, said a few times). Never blocks on the front
+ * end: answers are written with a time limit. 0 or -errno with 'err'.
+ */
+int agent_ipc_serve(struct agent_ipc_srv *s, int ctl,
+		    const struct agent_source *src, char *err, size_t errlen);
+/* 1 once the front end closed the control socket (it exited or died). */
+int agent_ipc_ended(struct agent_ipc_srv *s);
+/* Shuts 'ctl' down (the front end sees it and exits), waits for the answers. */
+void agent_ipc_stop(struct agent_ipc_srv *s);
+
+/* ------------------------------------------------ agent_front.c */
+
+/* The unprivileged user of the front end, and how it is run. */
+struct agent_front {
+	pid_t		pid;		/* the front end, or 0 */
+	int		ctl;		/* the sampler's end of the control socket */
+	uid_t		uid;
+	gid_t		gid;
+	int		switch_user;	/* 0: not root, the uid stays */
+};
+
+/*
+ * The front end's user: 'name' (a name or a number, NULL: "nobody"). Not
+ * root: the user stays as it is ('name' must be NULL). 0, or -1 with one
+ * line in 'err'.
+ */
+int agent_front_user(struct agent_front *f, const char *name, char *err,
+		     size_t errlen);
+/*
+ * Forks the front end, which drops every privilege (supplementary
+ * groups, gid, uid, every capability including the bounding set, no new
+ * privileges, not dumpable, no core, agent_front_seccomp()) and only
+ * then serves 'h' (bound by
+ * agent_http_listen()) with requests forwarded over the control socket.
+ * Call it while the process has one thread; the parent keeps f->ctl and
+ * closes h's socket. 0, or -errno with one line in 'err'.
+ */
+int agent_front_start(struct agent_front *f, struct agent_http *h, char *err,
+		      size_t errlen);
+/*
+ * The front end's seccomp filter, installed in the calling thread (after
+ * no_new_privs, or with CAP_SYS_ADMIN): EPERM for executing, tracing,
+ * opening files, new sockets other than socketpairs, namespaces, mounts,
+ * modules, BPF, perf, keys, io_uring and changes to files; another
+ * architecture's calls kill. 0, or -1 said. Exposed for its test.
+ */
+int agent_front_seccomp(void);
+/*
+ * The front end ended (f->ctl closed): waited for up to 'wait_ms', then
+ * killed. Writes how it ended in 'how' and returns 1 when it had died
+ * on its own (not of our SIGKILL), else 0.
+ */
+int agent_front_reap(struct agent_front *f, int wait_ms, char *how,
+		     size_t howlen);
 
 /* ------------------------------------------------ agent_access.c */
 

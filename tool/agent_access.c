@@ -217,7 +217,7 @@ void agent_access_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
 
-	if (!h->socket_path || !h->o.per_client)
+	if (h->o.listen || !h->o.per_client)
 		return;
 	pthread_mutex_lock(&h->lock);
 	if (closed) {

@@ -229,8 +229,13 @@ static enum MHD_Result answer_text(struct MHD_Connection *c,
 static enum MHD_Result answer_index(struct MHD_Connection *c,
 				    const struct agent_source *src)
 {
-	char page[2048];
+	char page[2048], about[1024] = "";
 	int n;
+
+	if (src->about_get)
+		src->about_get(src->ctx, about, sizeof(about));
+	else if (src->about)
+		snprintf(about, sizeof(about), "%s", src->about);
 
 	n = snprintf(page, sizeof(page),
 "<!DOCTYPE html>\n<html><head><title>uwprof agent</title></head><body>\n"
@@ -248,7 +253,7 @@ static enum MHD_Result answer_index(struct MHD_Connection *c,
 "<p><a href=\"" AGENT_METRICS_PATH "\">" AGENT_METRICS_PATH "</a>: the agent's own\n"
 "state for Prometheus (memory, CPU, processes, objects, samples).</p>\n"
 "</body></html>\n",
-		     src->about ? src->about : "", AGENT_DEFAULT_SECONDS,
+		     about, AGENT_DEFAULT_SECONDS,
 		     AGENT_DEFAULT_SECONDS, AGENT_DEFAULT_SECONDS,
 		     AGENT_MAX_SECONDS);
 	return answer(c, 200, "text/html; charset=utf-8", page,
@@ -312,7 +317,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		return MHD_YES;
 	}
 	*upload_size = 0;
-	if (!h->socket_path &&
+	if (h->o.listen &&
 	    !agent_access_host_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 							 MHD_HTTP_HEADER_HOST))) {
 		__atomic_add_fetch(&h->refused_host, 1, __ATOMIC_RELAXED);
@@ -545,13 +550,12 @@ static void listen_host_set(struct agent_http *h, const char *listen_at)
 		 strchr(host, ':') ? "[%s]" : "%s", host);
 }
 
-int agent_http_start(struct agent_http *h, const struct agent_http_opts *o,
-		     const struct agent_source *src, char *err, size_t errlen)
+int agent_http_listen(struct agent_http *h, const struct agent_http_opts *o,
+		      char *err, size_t errlen)
 {
 	memset(h, 0, sizeof(*h));
 	err[0] = 0;
 	h->o = *o;
-	h->src = src;
 	pthread_mutex_init(&h->lock, NULL);
 	if (!o->listen && !o->socket_path) {
 		snprintf(err, errlen, "neither a socket nor an address to listen on");
@@ -561,8 +565,10 @@ int agent_http_start(struct agent_http *h, const struct agent_http_opts *o,
 	h->fd = o->listen ? listen_tcp(o->listen, err, errlen) :
 			    listen_unix(h, o->socket_path, err, errlen);
 	if (h->fd < 0) {
+		int e = h->fd;
+
 		pthread_mutex_destroy(&h->lock);
-		return h->fd;
+		return e;
 	}
 	if (o->listen) {
 		h->port = bound_port(h->fd);
@@ -570,6 +576,15 @@ int agent_http_start(struct agent_http *h, const struct agent_http_opts *o,
 	} else {
 		h->socket_path = o->socket_path;
 	}
+	return 0;
+}
+
+int agent_http_serve(struct agent_http *h, const struct agent_source *src,
+		     char *err, size_t errlen)
+{
+	const struct agent_http_opts *o = &h->o;
+
+	h->src = src;
 	/*
 	 * The time limit counts a connection's silence, not our handler's
 	 * time: a profile window of minutes is not cut, a client that sends
@@ -595,6 +610,14 @@ int agent_http_start(struct agent_http *h, const struct agent_http_opts *o,
 	}
 	h->fd = -1;	/* the daemon's now: it closes it when stopped */
 	return 0;
+}
+
+int agent_http_start(struct agent_http *h, const struct agent_http_opts *o,
+		     const struct agent_source *src, char *err, size_t errlen)
+{
+	int ret = agent_http_listen(h, o, err, errlen);
+
+	return ret ? ret : agent_http_serve(h, src, err, errlen);
 }
 
 void agent_http_stop(struct agent_http *h)

@@ -242,6 +242,8 @@ static int dev_rec_ok(const struct uwprof_rec_hdr *h, uint32_t ring)
 		return h->size == sizeof(struct uwprof_rec_exit);
 	case UWPROF_REC_FORK:
 		return h->size == sizeof(struct uwprof_rec_fork);
+	case UWPROF_REC_COMM:
+		return h->size == sizeof(struct uwprof_rec_comm);
 	default:
 		/* A newer module's record type: skip it. */
 		return 1;

@@ -471,6 +471,7 @@ int uwprof_elf_open_fd(int fd, const char *name, struct uwprof_elf **out,
 		return ret;
 	}
 	e->image_size = (size_t)stb.st_size;
+	e->owner = stb.st_uid;
 	ret = elf_setup(e, err, errlen);
 	if (ret) {
 		ret = elf_shrank(e, ret, err, errlen);
@@ -510,6 +511,7 @@ int uwprof_elf_open_mem(const void *image, size_t size, const char *name,
 	if (!e)
 		return elf_fail(err, errlen, -ENOMEM, "%s: out of memory", name);
 	e->fd = -1;
+	e->owner = geteuid();
 	e->path = strdup(name);
 	/* A private copy, 8-byte aligned, so libelf can use it in place. */
 	e->image = malloc(size);
@@ -678,9 +680,26 @@ int uwprof_elf_vaddr(const struct uwprof_elf *e, uint64_t addr, size_t want,
 }
 
 /* Documented in elf_file.h. */
+/* One candidate opened as file_open.h says for debug files, and offered. */
+static int elf_debug_offer(const struct uwprof_elf *e, const char *cand,
+			   int (*accept)(const struct uwprof_elf *e,
+					 const char *cand, int fd,
+					 struct uwprof_elf **out),
+			   struct uwprof_elf **out)
+{
+	int fd = uwprof_file_open_debug(cand, e->owner, NULL, NULL, 0);
+	int ret;
+
+	if (fd < 0)
+		return fd;
+	ret = accept(e, cand, fd, out);
+	close(fd);
+	return ret;
+}
+
 int uwprof_elf_find_debug(const struct uwprof_elf *e,
 			  int (*accept)(const struct uwprof_elf *e,
-					const char *cand,
+					const char *cand, int fd,
 					struct uwprof_elf **out),
 			  struct uwprof_elf **out)
 {
@@ -697,7 +716,7 @@ int uwprof_elf_find_debug(const struct uwprof_elf *e,
 			n += snprintf(cand + n, sizeof(cand) - n, "%02x",
 				      e->build_id[i]);
 		snprintf(cand + n, sizeof(cand) - n, ".debug");
-		if (!accept(e, cand, out))
+		if (!elf_debug_offer(e, cand, accept, out))
 			return 0;
 	}
 	if (!e->has_debuglink || strchr(e->debuglink, '/'))
@@ -724,7 +743,7 @@ int uwprof_elf_find_debug(const struct uwprof_elf *e,
 			snprintf(cand, sizeof(cand), "%s%s/%s", root, real,
 				 e->debuglink);
 		}
-		if (!accept(e, cand, out)) {
+		if (!elf_debug_offer(e, cand, accept, out)) {
 			free(real);
 			return 0;
 		}

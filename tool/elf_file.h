@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <gelf.h>
 
@@ -50,6 +51,7 @@ struct uwprof_elf {
 	void		*image;		/* an in-memory image's private copy */
 	size_t		image_size;	/* its size, or the file's when opened */
 	int		fd;		/* the file libelf reads, or -1 */
+	uid_t		owner;		/* the file's owner; an image: ours */
 	uint64_t	inflated;	/* bytes decompressed so far */
 	Elf		*elf;
 	GElf_Ehdr	ehdr;
@@ -93,13 +95,16 @@ void uwprof_elf_close(struct uwprof_elf *e);
 /*
  * The separate debug file of 'e': by build-id under the debug directory
  * ($UWPROF_DEBUG_DIR, else /usr/lib/debug), then by .gnu_debuglink next to
- * the object, in its .debug/, and under the debug directory. 'accept' is
- * asked about each candidate in that order; the first it returns 0 for is
- * the answer. Returns 0 or -ENOENT.
+ * the object, in its .debug/, and under the debug directory. Each
+ * candidate is opened with uwprof_file_open_debug() for e->owner (no
+ * symlink where a user could have planted one, only root's or the owner's
+ * files); 'accept' is asked about each one opened ('fd', closed after), in
+ * that order; the first it returns 0 for is the answer. Returns 0 or
+ * -ENOENT.
  */
 int uwprof_elf_find_debug(const struct uwprof_elf *e,
 			  int (*accept)(const struct uwprof_elf *e,
-					const char *cand,
+					const char *cand, int fd,
 					struct uwprof_elf **out),
 			  struct uwprof_elf **out);
 

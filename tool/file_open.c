@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
@@ -141,5 +142,80 @@ int uwprof_file_open(const char *path, unsigned int flags,
 	}
 	if (st)
 		*st = s2;
+	return fd;
+}
+
+/*
+ * Whether only root can change what 'path''s directory holds: every
+ * directory from / down to it root's and writable by no group or other
+ * user (a sticky /tmp is writable by all: not trusted). Each prefix is
+ * stat()ed, following symlinks that root's directories hold (/lib).
+ */
+static int fo_dir_trusted(const char *path)
+{
+	char buf[PATH_MAX], *slash;
+	struct stat s;
+	size_t i, n;
+
+	if (path[0] != '/' || strlen(path) >= sizeof(buf))
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", path);
+	slash = strrchr(buf, '/');
+	n = (size_t)(slash - buf);
+	for (i = 0; i <= n; i++) {
+		size_t end = i ? i : 1;	/* the root: "/" */
+		char c;
+		int bad;
+
+		if (buf[i] != '/')
+			continue;
+		c = buf[end];
+		buf[end] = 0;
+		bad = stat(buf, &s) || !S_ISDIR(s.st_mode) || s.st_uid ||
+		      (s.st_mode & (S_IWGRP | S_IWOTH));
+		buf[end] = c;
+		if (bad)
+			return 0;
+	}
+	return 1;
+}
+
+int uwprof_file_open_debug(const char *path, uid_t owner, struct stat *st,
+			   char *err, size_t errlen)
+{
+	char self[48], real[PATH_MAX];
+	int trusted = fo_dir_trusted(path), fd;
+	struct stat s;
+	ssize_t n;
+
+	fd = uwprof_file_open(path, trusted ? 0 : UWPROF_FILE_NOFOLLOW, NULL,
+			      &s, err, errlen);
+	if (fd < 0)
+		return fd;
+	if (trusted) {
+		/* Where the symlinks led: root's directories only. */
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		n = readlink(self, real, sizeof(real) - 1);
+		if (n <= 0 || (real[n] = 0, !fo_dir_trusted(real))) {
+			close(fd);
+			return fo_fail(err, errlen, -EPERM,
+				       "%s: leads to %s, in a directory others may change: refused",
+				       path, n > 0 ? real : "?");
+		}
+	}
+	/*
+	 * Root's file in a directory others control: a hard link to it, made
+	 * where protected_hardlinks is off, unless everyone may read it. A
+	 * reader that is not root reads only what it may anyway: its own.
+	 */
+	if (s.st_uid != owner && (!geteuid() || s.st_uid != geteuid()) &&
+	    (s.st_uid || (!trusted && !(s.st_mode & S_IROTH)))) {
+		close(fd);
+		return fo_fail(err, errlen, -EPERM,
+			       "%s: owned by uid %u, not the object's owner (%u) nor root: refused",
+			       path, (unsigned int)s.st_uid, (unsigned int)owner);
+	}
+	if (st)
+		*st = s;
 	return fd;
 }

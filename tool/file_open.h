@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 /* Refuse a symlink in any component (openat2 RESOLVE_NO_SYMLINKS). */
 #define UWPROF_FILE_NOFOLLOW	1u
@@ -45,5 +46,23 @@ struct uwprof_file_want {
 int uwprof_file_open(const char *path, unsigned int flags,
 		     const struct uwprof_file_want *want, struct stat *st,
 		     char *err, size_t errlen);
+
+/*
+ * Opens a separate debug file found for an object owned by 'owner'. Where
+ * the candidate's directory is one only root can change (every directory
+ * from / down root's, writable by no group or other user, as
+ * /usr/lib/debug), symlinks are followed, as /usr/lib/debug/.build-id
+ * needs, but the file reached must lie in such a directory too. Elsewhere
+ * (the object's own directory, which its owner controls) a symlink in the
+ * path is refused: the owner could point it at a file only root may read.
+ * Either way the file must be the owner's or ours, or root's (in a
+ * directory others control, root's only when everyone may read it: a hard
+ * link). Returns the descriptor as uwprof_file_open() does, or:
+ *   -ELOOP	a symlink where a user could have planted it
+ *   -EPERM	another user's file, or one reached outside root's
+ *		directories
+ */
+int uwprof_file_open_debug(const char *path, uid_t owner, struct stat *st,
+			   char *err, size_t errlen);
 
 #endif /* UWPROF_TOOL_FILE_OPEN_H */

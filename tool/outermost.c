@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Go functions whose CFI does not describe their frames: outermost ones,
- * and ones that switch sp to another stack (see outermost.h).
+ * Functions whose CFI does not describe their frames: the CFI-less code at
+ * an ELF's entry point, Go's outermost ones, and Go's ones that switch sp
+ * to another stack (see outermost.h).
  */
 #include <errno.h>
 #include <gelf.h>
@@ -214,6 +215,99 @@ static void go_morestack_mark(const struct uwprof_elf *e,
 	}
 }
 
+/*
+ * The code at the ELF entry point runs on the stack the kernel built: no
+ * frame lies above it. Glibc's dynamic loader writes its entry (_start,
+ * then _dl_start_user, which calls the libraries' constructors) in
+ * assembly without CFI, so walks from the loader's start-up ended there in
+ * the frame-pointer fallback, reported incomplete. The block from the
+ * entry to the next FDE is taken as the entry's own code when it is short
+ * and no other symbol starts inside it; otherwise (a binary without CFI,
+ * where the next FDE may lie far beyond other functions) nothing is
+ * marked.
+ */
+#define ENTRY_BLOCK_MAX	512
+
+static const char *const entry_block_names[] = {
+	"_start", "_dl_start_user",
+};
+
+static int entry_block_foreign_sym(const struct uwprof_elf *e, uint64_t lo,
+				   uint64_t hi)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	Elf_Data *d;
+	size_t i, n;
+
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    sym.st_shndx == SHN_UNDEF || sym.st_value <= lo ||
+			    sym.st_value >= hi ||
+			    GELF_ST_TYPE(sym.st_info) == STT_SECTION ||
+			    GELF_ST_TYPE(sym.st_info) == STT_FILE)
+				continue;
+			name = elf_strptr(e->elf, sh.sh_link, sym.st_name);
+			if (!name || !name_in(name, entry_block_names, 2))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Whether e_entry is where a process starts: an executable's (ET_EXEC, or
+ * a PIE naming its interpreter), or a shared object's when it was set on
+ * purpose (the dynamic loader's). A library linked without an entry symbol
+ * gets the start of .text, an ordinary function (crtstuff's first).
+ */
+static int entry_block_runs(const struct uwprof_elf *e)
+{
+	GElf_Phdr ph;
+	size_t i, n;
+
+	if (e->ehdr.e_type == ET_EXEC)
+		return 1;
+	if (e->ehdr.e_type != ET_DYN || elf_getphdrnum(e->elf, &n))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (gelf_getphdr(e->elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+			return 1;
+	return e->ehdr.e_entry != e->text_addr;
+}
+
+static int entry_block_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
+{
+	uint64_t entry = e->ehdr.e_entry, next = UINT64_MAX;
+	size_t i;
+
+	if (!entry || !code_at(e, entry, entry + 1) || !entry_block_runs(e))
+		return 0;
+	for (i = 0; i < c->nr_fdes; i++) {
+		const struct uwprof_cfi_fde *f = &c->fdes[i];
+
+		if (f->lo <= entry && entry < f->hi)
+			return 0;
+		if (f->lo > entry && f->lo < next)
+			next = f->lo;
+	}
+	if (next == UINT64_MAX || next - entry > ENTRY_BLOCK_MAX ||
+	    !code_at(e, entry, next) || entry_block_foreign_sym(e, entry, next))
+		return 0;
+	return mark_range(c, entry, next, UWPROF_OUTERMOST_CIE);
+}
+
 int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 {
 	struct go_morestack_set ms = { .nr = 0 };
@@ -225,8 +319,9 @@ int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 	uint32_t cie;
 	int ret;
 
-	if (!e->is_go)
-		return 0;
+	ret = entry_block_mark(e, c);
+	if (ret || !e->is_go)
+		return ret;
 	while ((scn = elf_nextscn(e->elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB ||
 		    !sh.sh_entsize)

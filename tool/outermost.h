@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Frames the CFI does not describe. An object's entry point may have no
+ * CFI at all (glibc's dynamic loader): a short CFI-less block there is
+ * outermost code, whose row ends a walk as complete.
  * Go frames the CFI does not describe. Go's toolchain writes .debug_frame
  * for every function, including the ones no caller returns to (a
  * goroutine's runtime.goexit, a thread's runtime.mstart, the main thread's
@@ -30,8 +33,9 @@
 
 /*
  * Marks the FDEs of the outermost and stack-switching functions of 'e'
- * (found by name in its symbol table; Go objects only), adding FDEs where
- * the CFI has none. Returns 0 or -ENOMEM.
+ * (found by name in its symbol table; Go objects only) and the CFI-less
+ * block at its entry point (any object: the dynamic loader's), adding FDEs
+ * where the CFI has none. Returns 0 or -ENOMEM.
  */
 int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c);
 

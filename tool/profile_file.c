@@ -30,6 +30,10 @@ _Static_assert(sizeof(struct uwprof_pf_exit_rec) == 16, "exit record");
 _Static_assert(sizeof(struct uwprof_pf_thread_fixed) == 16, "thread record");
 _Static_assert(sizeof(struct uwprof_pf_stats) % 8 == 0, "stats record");
 _Static_assert(UWPROF_PF_STOP__COUNT <= 16, "stats.stop[] holds every stop reason");
+_Static_assert(UWPROF_STATS_STOPS == UWPROF_PF_STOP_SNAPSHOT_SHORT &&
+	       UWPROF_STOP_TIME == UWPROF_STATS_STOPS &&
+	       UWPROF_STOP__COUNT == UWPROF_STOP_TIME + 1,
+	       "the module's stop reasons past the first ten have file numbers of their own");
 
 static int pf_maps_cmp(const void *a, const void *b)
 {
@@ -443,17 +447,32 @@ static void pf_image_span(const struct uwprof_pf *pf, uint32_t pid,
 }
 
 /* The last name recorded for the thread in [lo, hi), other than 'not'. */
+/*
+ * A thread record says the thread had that name at its time: the sample
+ * takes the latest one at or before it, else the first after it (a name
+ * read from /proc after the sample, with no rename in between).
+ */
 static const char *pf_comm_in(const struct uwprof_pf *pf, uint32_t pid,
 			      uint32_t tid, uint64_t lo, uint64_t hi,
-			      const char *not)
+			      const char *not, uint64_t at)
 {
+	const struct uwprof_pf_thread *t, *before = NULL, *after = NULL;
 	size_t i;
 
-	for (i = pf->nr_threads; i-- > 0;)
-		if (pf->threads[i].tid == tid && pf->threads[i].pid == pid &&
-		    pf->threads[i].time_ns >= lo && pf->threads[i].time_ns < hi &&
-		    (!not || strcmp(pf->threads[i].comm, not)))
-			return pf->threads[i].comm;
+	for (i = 0; i < pf->nr_threads; i++) {
+		t = &pf->threads[i];
+		if (t->tid != tid || t->pid != pid || t->time_ns < lo ||
+		    t->time_ns >= hi || (not && !strcmp(t->comm, not)))
+			continue;
+		if (t->time_ns <= at) {
+			if (!before || t->time_ns >= before->time_ns)
+				before = t;
+		} else if (!after || t->time_ns < after->time_ns) {
+			after = t;
+		}
+	}
+	if (before || after)
+		return (before ? before : after)->comm;
 	for (i = pf->nr_maps; i-- > 0;)
 		if (pf->maps[i].pid == pid && pf->maps[i].comm &&
 		    pf->maps[i].comm[0] && pf->maps[i].time_ns >= lo &&
@@ -490,14 +509,15 @@ const char *uwprof_pf_comm(const struct uwprof_pf *pf, uint32_t pid,
 	 */
 	c = NULL;
 	if (hi != UINT64_MAX)
-		c = pf_comm_in(pf, pid, tid, lo, hi, pf_exec_comm(pf, pid, hi));
+		c = pf_comm_in(pf, pid, tid, lo, hi, pf_exec_comm(pf, pid, hi),
+			       time_ns);
 	if (!c)
-		c = pf_comm_in(pf, pid, tid, lo, hi, NULL);
+		c = pf_comm_in(pf, pid, tid, lo, hi, NULL, time_ns);
 	/*
 	 * No name was taken while that image ran (it exec'd again before the
-	 * recorder read it): the last one recorded, rather than none.
+	 * recorder read it): the nearest one recorded, rather than none.
 	 */
-	return c ? c : pf_comm_in(pf, pid, tid, 0, UINT64_MAX, NULL);
+	return c ? c : pf_comm_in(pf, pid, tid, 0, UINT64_MAX, NULL, time_ns);
 }
 
 const char *uwprof_pf_cgroup(const struct uwprof_pf *pf, uint32_t pid,
@@ -537,9 +557,15 @@ const char *uwprof_pf_stop_name(unsigned int stop)
 		[UWPROF_STOP_NO_PROCESS] = "process-not-uploaded-yet",
 		[UWPROF_PF_STOP_SNAPSHOT_SHORT] = "snapshot-too-short",
 		[UWPROF_PF_STOP_EXEC] = "in-execve",
+		[UWPROF_PF_STOP_TIME] = "walk-time-limit",
 	};
 
 	return stop < UWPROF_PF_STOP__COUNT && names[stop] ? names[stop] : "unknown";
+}
+
+unsigned int uwprof_pf_stop_of_module(unsigned int stop)
+{
+	return stop == UWPROF_STOP_TIME ? UWPROF_PF_STOP_TIME : stop;
 }
 
 const struct uwprof_pf_ksym *uwprof_pf_ksym_find(const struct uwprof_pf *pf,

@@ -225,19 +225,23 @@ struct uwprof_pf_maps_fixed {
 };
 
 /*
- * Stop reasons the tool adds to the module's (enum uwprof_stop) in a
- * sample's low flags byte. SNAPSHOT_SHORT: a walk the tool finished from
- * the sample's stack snapshot needed stack beyond the copy.
+ * Stop reasons in a sample's low flags byte: the module's first ten
+ * (enum uwprof_stop, up to UWPROF_STATS_STOPS) as they are, then the
+ * tool's own, then the module's later ones at numbers of the file's own
+ * (the recorder translates them). SNAPSHOT_SHORT: a walk the tool
+ * finished from the sample's stack snapshot needed stack beyond the copy.
  */
-#define UWPROF_PF_STOP_SNAPSHOT_SHORT	UWPROF_STOP__COUNT
+#define UWPROF_PF_STOP_SNAPSHOT_SHORT	10
 /*
  * The sample was taken inside execve between the release of the old
  * image's address space and the new image's first instruction
  * (UWPROF_SAMPLE_EXEC): the module recorded no user frames, since the
  * registers and the mappings belong to different images.
  */
-#define UWPROF_PF_STOP_EXEC		(UWPROF_STOP__COUNT + 1)
-#define UWPROF_PF_STOP__COUNT		(UWPROF_STOP__COUNT + 2)
+#define UWPROF_PF_STOP_EXEC		11
+/* The module's UWPROF_STOP_TIME: the walk reached its time limit. */
+#define UWPROF_PF_STOP_TIME		12
+#define UWPROF_PF_STOP__COUNT		13
 
 /*
  * uwprof_pf_sample_fixed.flags, besides the module's UWPROF_SAMPLE_*: the
@@ -513,6 +517,9 @@ const char *uwprof_pf_cgroup(const struct uwprof_pf *pf, uint32_t pid,
  * copy to it.
  */
 const char *uwprof_pf_stop_name(unsigned int stop);
+
+/* The file's number of a module stop reason (enum uwprof_stop). */
+unsigned int uwprof_pf_stop_of_module(unsigned int stop);
 
 /* The kernel symbol containing 'addr', or NULL. */
 const struct uwprof_pf_ksym *uwprof_pf_ksym_find(const struct uwprof_pf *pf,

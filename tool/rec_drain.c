@@ -183,6 +183,24 @@ static void rec_exit(struct recorder *r, const struct uwprof_rec_exit *e)
 	}
 }
 
+/*
+ * A thread took a new name: the old one holds until just before the
+ * rename, the new one from it on, whatever /proc said when it was read.
+ */
+static void rec_rename(struct recorder *r, const struct uwprof_rec_comm *c)
+{
+	char old[sizeof(c->old_comm) + 1], comm[sizeof(c->comm) + 1];
+
+	memcpy(old, c->old_comm, sizeof(c->old_comm));
+	old[sizeof(c->old_comm)] = 0;
+	memcpy(comm, c->comm, sizeof(c->comm));
+	comm[sizeof(c->comm)] = 0;
+	if (old[0] && c->time_ns)
+		rec_w_thread(r, c->time_ns - 1, c->pid, c->tid, old);
+	if (comm[0])
+		rec_w_thread(r, c->time_ns, c->pid, c->tid, comm);
+}
+
 static int on_record(const struct uwprof_rec_hdr *h, uint32_t ring, void *priv)
 {
 	struct recorder *r = priv;
@@ -209,6 +227,9 @@ static int on_record(const struct uwprof_rec_hdr *h, uint32_t ring, void *priv)
 		break;
 	case UWPROF_REC_MMAP:
 		rec_mmap_record(r, (const void *)h);
+		break;
+	case UWPROF_REC_COMM:
+		rec_rename(r, (const void *)h);
 		break;
 	default:
 		break;

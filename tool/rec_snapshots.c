@@ -16,39 +16,40 @@
 
 #include "recorder.h"
 
-/* A sample as it goes into the file, counted by how its stack ended. */
 /*
- * A sample taken inside execve carries the module's UWPROF_STOP_READ; the
- * file gives it a stop reason of its own, so that reports say why it has
- * no user frames.
+ * The sample's stop reason in the file's numbers, which differ from the
+ * module's (profile_file.h): a sample taken inside execve carries the
+ * module's UWPROF_STOP_READ, and gets a reason of its own so that reports
+ * say why it has no user frames; the module's reasons past the first ten
+ * move. A walk the tool finished has the file's numbers already.
  */
-static struct uwprof_rec_sample *rec_exec_sample(const struct uwprof_rec_sample *s)
+static uint32_t rec_file_stop(const struct uwprof_rec_sample *s)
 {
-	struct uwprof_rec_sample *c = malloc(s->hdr.size);
+	uint32_t stop = s->flags & UWPROF_SAMPLE_STOP_MASK;
 
-	if (c) {
-		memcpy(c, s, s->hdr.size);
-		c->flags = (c->flags & ~UWPROF_SAMPLE_STOP_MASK) |
-			   UWPROF_PF_STOP_EXEC;
-	}
-	return c;
+	if (s->flags & UWPROF_SAMPLE_EXEC)
+		return UWPROF_PF_STOP_EXEC;
+	if (!(s->flags & UWPROF_PF_SAMPLE_FINISHED))
+		return uwprof_pf_stop_of_module(stop);
+	return stop;
 }
 
+/* A sample as it goes into the file, counted by how its stack ended. */
 void rec_sample_out(struct recorder *r, const struct uwprof_rec_sample *s)
 {
-	struct uwprof_rec_sample *exec = NULL;
-	uint32_t stop;
+	uint32_t stop = rec_file_stop(s);
+	struct uwprof_rec_sample *copy = NULL;
 
-	if (s->flags & UWPROF_SAMPLE_EXEC) {
-		exec = rec_exec_sample(s);
-		if (!exec) {
+	if (stop != (s->flags & UWPROF_SAMPLE_STOP_MASK)) {
+		copy = malloc(s->hdr.size);
+		if (!copy) {
 			rec_out(r, -ENOMEM);
 			return;
 		}
-		s = exec;
+		memcpy(copy, s, s->hdr.size);
+		copy->flags = (copy->flags & ~UWPROF_SAMPLE_STOP_MASK) | stop;
+		s = copy;
 	}
-	stop = s->flags & UWPROF_SAMPLE_STOP_MASK;
-
 	if (stop < UWPROF_PF_STOP__COUNT)
 		r->stops[stop]++;
 	r->samples++;
@@ -57,7 +58,7 @@ void rec_sample_out(struct recorder *r, const struct uwprof_rec_sample *s)
 		r->off_cpu_ns += s->period;
 	}
 	rec_w_sample(r, s);
-	free(exec);
+	free(copy);
 }
 
 /* The process's code, for the instructions the core inspects at a pc. */

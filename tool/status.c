@@ -71,7 +71,7 @@ int uwprof_cmd_status(int argc, char **argv)
 	printf("%-22s %s\n", "arch:",
 	       d.ver.arch == UWPROF_ARCH_X86_64 ? "x86_64" :
 	       d.ver.arch == UWPROF_ARCH_ARM64 ? "arm64" : "unknown");
-	printf("%-22s %s%s%s%s%s%s%s%s\n", "caps:",
+	printf("%-22s %s%s%s%s%s%s%s%s%s\n", "caps:",
 	       d.ver.caps & UWPROF_CAP_HW_CYCLES ? "hw-cycles " : "cpu-clock-only ",
 	       d.ver.caps & UWPROF_CAP_KERNEL_STACK ? "kernel-stacks" :
 						      "no-kernel-stacks",
@@ -80,13 +80,18 @@ int uwprof_cmd_status(int argc, char **argv)
 	       d.ver.caps & UWPROF_CAP_CGROUP ? " cgroup" : "",
 	       d.ver.caps & UWPROF_CAP_COMM ? " comm" : "",
 	       d.ver.caps & UWPROF_CAP_MMAP ? " mmap-records" : "",
-	       d.ver.caps & UWPROF_CAP_DESCENDANTS ? " descendants" : "");
+	       d.ver.caps & UWPROF_CAP_DESCENDANTS ? " descendants" : "",
+	       d.ver.caps & UWPROF_CAP_WALK_TIME ? " walk-time-limit" : "");
 	printf("%-22s %u\n", "cpus (rings):", d.ver.nr_cpus);
 	printf("%-22s %llu bytes (%.1f MiB)\n", "table memory cap:",
 	       (unsigned long long)d.ver.table_mem_max,
 	       (double)d.ver.table_mem_max / (1 << 20));
 	sysfs_line("walk cpu share (%):",
 		   "/sys/module/uwprof/parameters/cpu_max_percent");
+	sysfs_line("walk time limit (us):",
+		   "/sys/module/uwprof/parameters/walk_max_us");
+	sysfs_line("off-cpu walk limit (us):",
+		   "/sys/module/uwprof/parameters/offcpu_walk_max_us");
 	ret = uwprof_dev_stats(&d, &st);
 	if (ret) {
 		fprintf(stderr, "uwprof status: STATS: %s\n", strerror(-ret));
@@ -102,9 +107,12 @@ int uwprof_cmd_status(int argc, char **argv)
 	       (unsigned long long)st.tables,
 	       (unsigned long long)st.table_bytes,
 	       (unsigned long long)st.processes);
-	printf("%-22s %llu samples, %llu bytes of stack\n", "stack snapshots:",
-	       (unsigned long long)st.snapshots,
-	       (unsigned long long)st.snapshot_bytes);
+	printf("%-22s %llu samples, %llu bytes of stack, %llu cut for time\n",
+	       "stack snapshots:", (unsigned long long)st.snapshots,
+	       (unsigned long long)st.snapshot_bytes,
+	       (unsigned long long)st.snapshots_time_cut);
+	printf("%-22s %llu samples\n", "walks out of time:",
+	       (unsigned long long)st.stop_time);
 	printf("%-22s %llu of the samples\n", "taken in NMI:",
 	       (unsigned long long)st.nmi_samples);
 	printf("%-22s %llu times (kernel.perf_event_max_sample_rate)\n",

@@ -19,6 +19,7 @@
 
 #include "debuginfod.h"
 #include "elf_file.h"
+#include "file_open.h"
 #include "kallsyms.h"
 #include "symbols.h"
 #include "table.h"
@@ -301,13 +302,13 @@ static int has_section(Elf *elf, unsigned int type, const char *name)
 	return 0;
 }
 
-static int debug_try(const struct uwprof_elf *e, const char *cand,
+static int debug_try(const struct uwprof_elf *e, const char *cand, int fd,
 		     struct uwprof_elf **out)
 {
 	struct uwprof_elf *d;
 	char err[UWPROF_ERR_LEN];
 
-	if (access(cand, R_OK) || uwprof_elf_open(cand, &d, err, sizeof(err)))
+	if (uwprof_elf_open_fd(fd, cand, &d, err, sizeof(err)))
 		return -ENOENT;
 	if (d->arch != e->arch ||
 	    (e->build_id_size && (d->build_id_size != e->build_id_size ||
@@ -329,7 +330,7 @@ static void debug_fetch(struct uwprof_syms *s, const struct uwprof_elf *e,
 			struct uwprof_elf **out, char *note, size_t notelen)
 {
 	char msg[UWPROF_ERR_LEN], *path;
-	int ret;
+	int ret, fd;
 
 	if (!e->build_id_size)
 		return;
@@ -344,7 +345,9 @@ static void debug_fetch(struct uwprof_syms *s, const struct uwprof_elf *e,
 				 e->path, msg);
 		return;
 	}
-	if (debug_try(e, path, out)) {
+	/* debuginfod's cache is the caller's own: no owner rule there. */
+	fd = uwprof_file_open(path, 0, NULL, NULL, NULL, 0);
+	if (fd < 0 || debug_try(e, path, fd, out)) {
 		if (note)
 			snprintf(note, notelen,
 				 "%s: the debug file from debuginfod (%s) does not match it",
@@ -353,6 +356,8 @@ static void debug_fetch(struct uwprof_syms *s, const struct uwprof_elf *e,
 		snprintf(note, notelen, "%s: debug file from debuginfod: %s",
 			 e->path, path);
 	}
+	if (fd >= 0)
+		close(fd);
 	free(path);
 }
 

@@ -443,13 +443,13 @@ static int table_crc32(const struct uwprof_elf *d, uint32_t *out)
 }
 
 static int table_try_debug(const struct uwprof_elf *e, const char *cand,
-			   struct uwprof_elf **out)
+			   int fd, struct uwprof_elf **out)
 {
 	struct uwprof_elf *d;
 	char err[UWPROF_ERR_LEN];
 	uint32_t crc;
 
-	if (uwprof_elf_open(cand, &d, err, sizeof(err)))
+	if (uwprof_elf_open_fd(fd, cand, &d, err, sizeof(err)))
 		return -ENOENT;
 	if (d->arch != e->arch || !d->debug_frame.present ||
 	    !d->debug_frame.size)

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <sys/uio.h>
+#include <time.h>
 
 #include "unwind_env_host.h"
 
@@ -45,4 +46,12 @@ int uwprof_host_read_slow(struct uwprof_host_env *env, void *dst, u64 addr,
 	if (!env->read_errors++)
 		env->fault_addr = addr;
 	return -EFAULT;
+}
+
+u64 uwprof_host_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (u64)t.tv_sec * 1000000000ULL + (u64)t.tv_nsec;
 }

@@ -113,7 +113,11 @@ static inline int uwprof_host_read(void *ctx, void *dst, u64 addr, size_t n)
 	return 0;
 }
 
+/* Deadlines of host walks (uwprof_unwind_req.deadline) are CLOCK_MONOTONIC ns. */
+u64 uwprof_host_now(void);
+
 #define UWPROF_ENV_READ(env, dst, addr, n)	uwprof_host_read((env), (dst), (addr), (n))
+#define UWPROF_ENV_NOW(env)		uwprof_host_now()
 #define UWPROF_ENV_USER_LIMIT(env)	(((struct uwprof_host_env *)(env))->user_limit)
 #define UWPROF_ENV_STRIP_PAC(env, a)	uwprof_host_strip((env), (a))
 #define UWPROF_ENV_GPR(env, regno, val)	uwprof_host_gpr((env), (regno), (val))

@@ -31,6 +31,11 @@
  *						five times over
  *	uwprof_security tables MIB|any		tables up to MIB MiB, then
  *						ENOSPC (any: 64 MiB, no ENOSPC)
+ *	uwprof_security mm			the sample path's user reads
+ *						through page tables that are not
+ *						current's are refused (module
+ *						built with UWPROF_TEST_MM=1, else
+ *						a skip)
  *
  * TAP output; exit 1 when a check failed.
  */
@@ -663,6 +668,104 @@ static int cmd_tables(const char *want)
 	return tap_status();
 }
 
+/* ---- mm ---- */
+
+#define MM_TEST_PARAM	"/sys/module/uwprof/parameters/test_mm"
+
+/* The word both processes keep at one address, each its own value. */
+static volatile uint64_t mm_word;
+
+static bool mm_read_is(const char *what, int err, unsigned long long word,
+		       int want_err, uint64_t want_word, uint64_t other)
+{
+	bool ok = err == want_err && word == want_word;
+
+	tap(ok, "%s: %s, word %#llx%s (want %s)", what,
+	    err ? strerror(-err) : "read", word,
+	    word && word == other ? ", the other process's" : "",
+	    want_err ? "EFAULT and nothing read" : "its own word");
+	return ok;
+}
+
+/*
+ * module/mm_test.c: a kernel thread loads a child's (B's) page tables;
+ * the walk's and the snapshot's readers must read B's word while B's mm
+ * is current's, and nothing while this process's (A's) mm is, as prev's
+ * is in __schedule() between switch_mm() and cpu_switch_to().
+ */
+static int cmd_mm(void)
+{
+	const uint64_t a_word = 0xa11ce5a11ce5a11cULL;
+	const uint64_t b_word = 0xb0b5ecb0b5ecb0b5ULL;
+	unsigned long long w[4];
+	int err[4], pfd[2], fd, n;
+	char buf[256], c;
+	pid_t pid;
+
+	if (access(MM_TEST_PARAM, W_OK)) {
+		tap(true, "page tables of another process # SKIP the module lacks the UWPROF_TEST_MM=1 hook (%s)",
+		    strerror(errno));
+		return 0;
+	}
+	if (pipe(pfd)) {
+		tap(false, "mm: pipe: %s", strerror(errno));
+		return 1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		tap(false, "mm: fork: %s", strerror(errno));
+		return 1;
+	}
+	if (!pid) {
+		mm_word = b_word;
+		if (write(pfd[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	mm_word = a_word;
+	if (read(pfd[0], &c, 1) != 1) {
+		tap(false, "mm: the child did not start");
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return 1;
+	}
+	n = snprintf(buf, sizeof(buf), "%d %llx", (int)pid,
+		     (unsigned long long)(uintptr_t)&mm_word);
+	fd = open(MM_TEST_PARAM, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, buf, n) != n) {
+		tap(false, "mm: write %s: %s", MM_TEST_PARAM, strerror(errno));
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return 1;
+	}
+	close(fd);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	fd = open(MM_TEST_PARAM, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	if (sscanf(buf, "walk_own=%d:%llx walk_win=%d:%llx snap_own=%d:%llx snap_win=%d:%llx",
+		   &err[0], &w[0], &err[1], &w[1], &err[2], &w[2],
+		   &err[3], &w[3]) != 8) {
+		tap(false, "mm: unexpected result '%s'", buf);
+		return 1;
+	}
+	diag("B's word %#llx, A's %#llx, at %p", (unsigned long long)b_word,
+	     (unsigned long long)a_word, (void *)&mm_word);
+	mm_read_is("walk's reader, B's tables, B's mm current", err[0], w[0],
+		   0, b_word, a_word);
+	mm_read_is("walk's reader, B's tables, A's mm current", err[1], w[1],
+		   -EFAULT, 0, b_word);
+	mm_read_is("snapshot's reader, B's tables, B's mm current", err[2],
+		   w[2], 0, b_word, a_word);
+	mm_read_is("snapshot's reader, B's tables, A's mm current", err[3],
+		   w[3], -EFAULT, 0, b_word);
+	return tap_status();
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
@@ -684,11 +787,13 @@ int main(int argc, char **argv)
 		return cmd_rings(argv[2]);
 	if (!strcmp(cmd, "tables") && argc > 2)
 		return cmd_tables(argv[2]);
+	if (!strcmp(cmd, "mm"))
+		return cmd_mm();
 	if (!strcmp(cmd, "hold-execd")) {
 		uwt_sleep_ms(2500);
 		return 0;
 	}
-	fprintf(stderr, "usage: %s open OK|EPERM|EACCES | kaddr | nokernel | hold PID held|free|setuid | hold-target NEXT | sessions N|any | rings limited|free | tables MIB|any\n",
+	fprintf(stderr, "usage: %s open OK|EPERM|EACCES | kaddr | nokernel | hold PID held|free|setuid | hold-target NEXT | sessions N|any | rings limited|free | tables MIB|any | mm\n",
 		argv[0]);
 	return 2;
 }

@@ -9,7 +9,8 @@
  * call non-tail by using the result. Tells whoever started it that it
  * runs by writing a byte to fd 3, when that is open. With "fork" as
  * second argument, SIGUSR1 makes it fork once; the child runs the same
- * chain and dies with its parent.
+ * chain and dies with its parent. With "deep", the chain runs under
+ * DEEP_FRAMES frames of chain_deep (see there).
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -64,8 +65,38 @@ NOINLINE unsigned long chain_a(unsigned long x)
 	return chain_b(x + 1) * 2 + 1;
 }
 
+/*
+ * A stack made to cost its walker the most per frame: each frame returns
+ * to one of 1024 call sites in turn, more distinct return addresses than
+ * the module's rule cache holds, so every frame needs a mapping and a
+ * table search; DEEP_FRAMES of them reach the module's largest max_depth.
+ * Each call site multiplies by its own constant, so none is merged, and
+ * the result goes through an empty asm first, so that the compiler cannot
+ * turn the recursion into a loop.
+ */
+#define KEEP(v)	__asm__ volatile("" : "+r"(v))
+#define DEEP_FRAMES	8200
+#define D1(k)	case (k): r = chain_deep(n - 1, x + (k)); KEEP(r); r *= 2 * (k) + 1; break;
+#define D4(k)	D1((k) * 4) D1((k) * 4 + 1) D1((k) * 4 + 2) D1((k) * 4 + 3)
+#define D16(k)	D4((k) * 4) D4((k) * 4 + 1) D4((k) * 4 + 2) D4((k) * 4 + 3)
+#define D64(k)	D16((k) * 4) D16((k) * 4 + 1) D16((k) * 4 + 2) D16((k) * 4 + 3)
+#define D256(k)	D64((k) * 4) D64((k) * 4 + 1) D64((k) * 4 + 2) D64((k) * 4 + 3)
+
+NOINLINE unsigned long chain_deep(unsigned long n, unsigned long x)
+{
+	unsigned long r = 0;
+
+	if (!n)
+		return chain_a(x);
+	switch (n & 1023) {
+	D256(0) D256(1) D256(2) D256(3)
+	}
+	return r;
+}
+
 int main(int argc, char **argv)
 {
+	int deep = argc > 2 && !strcmp(argv[2], "deep");
 	unsigned long x = 1;
 
 	until = time(NULL) + (argc > 1 ? atoi(argv[1]) : 10);
@@ -79,7 +110,7 @@ int main(int argc, char **argv)
 			if (!fork())
 				prctl(PR_SET_PDEATHSIG, SIGKILL);
 		}
-		x = chain_a(x);
+		x = deep ? chain_deep(DEEP_FRAMES, x) : chain_a(x);
 	}
 	sink = x;
 	return 0;

@@ -152,6 +152,7 @@ FIXTURE(sampling) {
 	struct uwt_blob blob;
 	unsigned long long saved_pct;	/* cpu_max_percent to restore, or 0 */
 	unsigned long long saved_rate;	/* UWT_MAX_RATE to restore, or 0 */
+	unsigned long long saved_walk;	/* walk_max_us to restore, or 0 */
 	/* A second session and more processes, for the tests that use them. */
 	int fd2;
 	struct uwt_rings r2;
@@ -173,6 +174,7 @@ FIXTURE_SETUP(sampling)
 	self->r.base = NULL;
 	self->blob.data = NULL;
 	self->saved_pct = 0;
+	self->saved_walk = 0;
 	memset(&self->rd, 0, sizeof(self->rd));
 	memset(&self->t, 0, sizeof(self->t));
 	self->rd.on_sample = on_sample;
@@ -195,6 +197,8 @@ FIXTURE_TEARDOWN(sampling)
 		uwt_param("cpu_max_percent", &self->saved_pct, true);
 	if (self->saved_rate)
 		uwt_knob(UWT_MAX_RATE, &self->saved_rate, true);
+	if (self->saved_walk)
+		uwt_param("walk_max_us", &self->saved_walk, true);
 	uwt_rings_unmap(&self->r);
 	uwt_rings_unmap(&self->r2);
 	uwt_reap(self->child);
@@ -257,9 +261,11 @@ static void log_stats(struct __test_metadata *_metadata, int fd,
 
 	if (uwt_stats(fd, &st))
 		return;
-	for (i = 0; i < UWPROF_STOP__COUNT; i++)
+	for (i = 0; i < UWPROF_STATS_STOPS; i++)
 		n += snprintf(buf + n, sizeof(buf) - n, " %llu",
 			      (unsigned long long)st.stop[i]);
+	n += snprintf(buf + n, sizeof(buf) - n, " %llu",
+		      (unsigned long long)st.stop_time);
 	TH_LOG("samples %llu frames %llu fp_frames %llu lost %llu stops:%s",
 	       st.samples, st.frames, st.fp_frames, st.lost, buf);
 	n = 0;
@@ -399,6 +405,108 @@ TEST_F(sampling, cpu_budget)
 	EXPECT_GT(st.samples, 0);
 	EXPECT_EQ(st.events, st.samples + st.lost_samples +
 		  uwt_events_skipped(&st));
+}
+
+/* Samples of the deep chain, by how their walks ended. */
+struct deep_tally {
+	const struct range *fn;
+	uint32_t pid;
+	uint64_t samples, time, time_leaf, time_leaf_ok, depth_max;
+};
+
+static void on_deep_sample(const struct uwprof_rec_sample *s, uint32_t ring,
+			   void *priv)
+{
+	const __u64 *u = s->ips + s->nr_kernel;
+	struct deep_tally *t = priv;
+	uint32_t i;
+
+	(void)ring;
+	if (s->pid != t->pid)
+		return;
+	t->samples++;
+	if ((s->flags & UWPROF_SAMPLE_STOP_MASK) != UWPROF_STOP_TIME)
+		return;
+	t->time++;
+	if (s->nr_user > t->depth_max)
+		t->depth_max = s->nr_user;
+	if (!s->nr_user || !in(&t->fn[F_LEAF], u[0]))
+		return;
+	t->time_leaf++;
+	/* The frames kept are the stack's own, innermost first. */
+	for (i = 1; i < F_MAIN; i++)
+		if (i >= s->nr_user || !in(&t->fn[i], u[i]))
+			return;
+	t->time_leaf_ok++;
+}
+
+/* Samples whose walks took at least 'ns', by the histogram's buckets. */
+static uint64_t walks_over(const struct uwprof_stats *st, uint64_t ns)
+{
+	uint64_t n = 0;
+	int i;
+
+	/* Bucket i holds [64 << i, 64 << (i + 1)) ns. */
+	for (i = 0; i < UWPROF_HIST_BUCKETS; i++)
+		if (64ULL << i >= ns)
+			n += st->unwind_ns_hist[i];
+	return n;
+}
+
+/*
+ * A walk's time limit (module parameter walk_max_us): the chain runs under
+ * 8200 frames that each need a table search (chain.c "deep"), a stack that
+ * takes far longer to walk than the 20 us the limit is set to here. Walks
+ * stop with UWPROF_STOP_TIME, the frames they kept are the innermost ones
+ * of the stack, and they do not take much longer than the limit: the
+ * module reads the clock every few frames, and the histogram's buckets are
+ * powers of two, so the bound is the bucket above 4 times the limit. The
+ * clock is the guest's wall clock, which goes on while the host runs
+ * something else than the vCPU (under TCG about 1 in 300 walks of the
+ * chain's 8 frames took over 65 us, and 2% of this test's walks over 131
+ * us in one run), so a few walks may be over; without the limit, all are.
+ */
+TEST_F(sampling, walk_time_limit)
+{
+	unsigned long long us = 20, bad[] = { 0, 100001 }, got;
+	struct deep_tally dt = { .fn = self->t.fn };
+	struct uwprof_stats st;
+	uint64_t over;
+	uint32_t pid;
+	int i;
+
+	ASSERT_EQ(0, uwt_param("walk_max_us", &self->saved_walk, false));
+	for (i = 0; i < 2; i++)
+		EXPECT_EQ(-EINVAL, uwt_param("walk_max_us", &bad[i], true));
+	self->child = uwt_spawn2(CHAIN, "60", "deep");
+	ASSERT_GT(self->child, 0);
+	pid = dt.pid = self->child;
+	ASSERT_EQ(0, upload_chain(self->fd, self->child, &self->blob));
+	ASSERT_EQ(0, uwt_param("walk_max_us", &us, true));
+	ASSERT_EQ(0, uwt_param("walk_max_us", &got, false));
+	ASSERT_EQ(us, got);
+	self->rd.on_sample = on_deep_sample;
+	self->rd.on_exit = NULL;
+	self->rd.priv = &dt;
+	ASSERT_EQ(0, uwt_start(self->fd, 0, 1000, UWPROF_MAX_DEPTH, 0, &pid, 1));
+	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 3000));
+	ASSERT_EQ(0, uwt_stats(self->fd, &st));
+	log_stats(_metadata, self->fd, &self->t);
+	over = walks_over(&st, 4 * us * 1000);
+	TH_LOG("%llu samples, %llu out of time (%llu in chain_leaf, %llu of them with its callers), at most %llu frames kept; %llu walks over %llu us",
+	       (unsigned long long)dt.samples, (unsigned long long)dt.time,
+	       (unsigned long long)dt.time_leaf,
+	       (unsigned long long)dt.time_leaf_ok,
+	       (unsigned long long)dt.depth_max, (unsigned long long)over,
+	       4 * us);
+	EXPECT_EQ(0, self->rd.c.bad);
+	ASSERT_GT(dt.samples, 0);
+	EXPECT_GT(dt.time, 0);
+	EXPECT_EQ(dt.time, st.stop_time);
+	EXPECT_EQ(dt.time_leaf, dt.time_leaf_ok);
+	EXPECT_LT(dt.depth_max, 8200);
+	EXPECT_LE(over * 10, st.samples)
+		TH_LOG("more than 10%% of the walks took over 4 times the limit");
 }
 
 /* 1.5 s of cpu-clock sampling of 'pid' at 'freq' under a kernel limit. */
@@ -1664,7 +1772,7 @@ TEST_F(sampling, unknown_process)
 /* Snapshot records of the child, checked as they are read. */
 struct snap_tally {
 	uint32_t pid;
-	uint64_t samples, with, bad, bytes, cut;
+	uint64_t samples, with, bad, bytes, cut, time;
 };
 
 #if defined(__x86_64__)
@@ -1692,12 +1800,19 @@ static void on_snap_sample(const struct uwprof_rec_sample *s, uint32_t ring,
 	off = sizeof(*s) + 8 * ((size_t)s->nr_kernel + s->nr_user);
 	sn = (const void *)((const char *)s + off);
 	need = off + sizeof(*sn) + 8 * (size_t)sn->nr_gpr + sn->stack_size;
+	/*
+	 * A copy the walk's time limit shortened (a vCPU the host preempted
+	 * mid-sample) is cut below the size, maybe to nothing.
+	 */
 	if (need > s->hdr.size || s->hdr.size - need >= 8 || !s->nr_user ||
 	    sn->pc != s->ips[s->nr_kernel + s->nr_user - 1] ||
-	    sn->flags & ~UWPROF_SNAP_CUT || sn->nr_gpr != SNAP_NR_GPR ||
+	    sn->flags & ~(UWPROF_SNAP_CUT | UWPROF_SNAP_TIME) ||
+	    sn->nr_gpr != SNAP_NR_GPR ||
 	    ((const uint64_t *)(sn + 1))[SNAP_SP_REGNO] != sn->sp ||
-	    !sn->stack_size || sn->stack_size > 4096 ||
-	    !!(sn->flags & UWPROF_SNAP_CUT) != (sn->stack_size == 4096) ||
+	    sn->stack_size > 4096 ||
+	    ((sn->flags & UWPROF_SNAP_TIME) ? sn->stack_size == 4096 :
+	     !sn->stack_size ||
+	     !!(sn->flags & UWPROF_SNAP_CUT) != (sn->stack_size == 4096)) ||
 	    (s->flags & UWPROF_SAMPLE_STOP_MASK) != UWPROF_STOP_NO_PROCESS) {
 		if (t->bad++ < 3)
 			fprintf(stderr, "# bad snapshot: size %u flags %#x nr_gpr %u stack %u\n",
@@ -1705,6 +1820,7 @@ static void on_snap_sample(const struct uwprof_rec_sample *s, uint32_t ring,
 		return;
 	}
 	t->bytes += sn->stack_size;
+	t->time += !!(sn->flags & UWPROF_SNAP_TIME);
 	t->cut += !!(sn->flags & UWPROF_SNAP_CUT);
 }
 
@@ -1729,14 +1845,16 @@ TEST_F(sampling, snapshot_of_unknown_process)
 				    0, 4096, &pid, 1));
 	ASSERT_EQ(0, run_for(self->fd, &self->r, &self->rd, 1500));
 	ASSERT_EQ(0, uwt_stats(self->fd, &s));
-	TH_LOG("%llu samples, %llu with snapshots (%llu cut at 4096), %llu bad",
+	TH_LOG("%llu samples, %llu with snapshots (%llu cut at 4096, %llu shortened for time), %llu bad",
 	       (unsigned long long)st.samples, (unsigned long long)st.with,
-	       (unsigned long long)st.cut, (unsigned long long)st.bad);
+	       (unsigned long long)st.cut, (unsigned long long)st.time,
+	       (unsigned long long)st.bad);
 	EXPECT_GT(st.samples, 0);
 	EXPECT_EQ(st.samples, st.with);
 	EXPECT_EQ(0, st.bad);
 	EXPECT_EQ(st.with, s.snapshots);
 	EXPECT_EQ(st.bytes, s.snapshot_bytes);
+	EXPECT_EQ(st.time, s.snapshots_time_cut);
 }
 
 TEST_F(sampling, exit_and_exec_drop_mappings)
@@ -1776,6 +1894,111 @@ TEST_F(sampling, exit_and_exec_drop_mappings)
 	EXPECT_EQ(1, st.processes_dropped);
 	EXPECT_EQ(2, st.exit_records);
 	EXPECT_EQ(-ENOENT, uwt_ioctl(self->fd, UWPROF_IOC_PROCESS_DEL, &pd));
+}
+
+/* ---- thread renames ---- */
+
+struct rename_seen {
+	pid_t pid;
+	uint32_t tid;
+	uint32_t n;			/* COMM records of pid */
+	char names[4][2][16];		/* old, new of the first four */
+	uint64_t at[4];
+};
+
+static void rename_comm(const struct uwprof_rec_comm *c, void *priv)
+{
+	struct rename_seen *rs = priv;
+
+	if ((pid_t)c->pid != rs->pid || c->tid == c->pid)
+		return;
+	if (rs->n < 4) {
+		memcpy(rs->names[rs->n][0], c->old_comm, 16);
+		memcpy(rs->names[rs->n][1], c->comm, 16);
+		rs->at[rs->n] = c->time_ns;
+		rs->tid = c->tid;
+	}
+	rs->n++;
+}
+
+static uint64_t rename_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void *rename_thread(void *arg)
+{
+	volatile unsigned long x = 0;
+	uint64_t end;
+
+	(void)arg;
+	prctl(PR_SET_NAME, "uwt-before", 0, 0, 0);
+	for (end = rename_now_ns() + 300000000ULL; rename_now_ns() < end;)
+		x++;
+	prctl(PR_SET_NAME, "uwt-after", 0, 0, 0);
+	for (end = rename_now_ns() + 300000000ULL; rename_now_ns() < end;)
+		x++;
+	return NULL;
+}
+
+/*
+ * A thread that renames itself while sampled: the session's reader hears
+ * each rename, in order, with the old and the new name, as perf's COMM
+ * events say.
+ */
+TEST_F(sampling, thread_rename_reported)
+{
+	struct rename_seen rs = { 0 };
+	struct uwprof_version v = { .size = sizeof(v) };
+	int go[2], status;
+	uint32_t pid;
+	char c;
+
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_VERSION, &v));
+	ASSERT_NE(0, v.caps & UWPROF_CAP_RENAME)
+		TH_LOG("the module reports no renames (no task_rename tracepoint?)");
+	ASSERT_EQ(0, pipe(go));
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (!self->child) {
+		pthread_t t;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		if (pthread_create(&t, NULL, rename_thread, NULL))
+			_exit(2);
+		pthread_join(t, NULL);
+		_exit(0);
+	}
+	close(go[0]);
+	pid = self->child;
+	rs.pid = self->child;
+	ASSERT_EQ(0, uwt_start(self->fd, UWPROF_START_CPU_CLOCK, 1000, 32, 0,
+			       &pid, 1));
+	ASSERT_EQ(0, uwt_rings_map(self->fd, &self->r));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	close(go[1]);
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+	self->child = -1;
+	EXPECT_EQ(0, status);
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_STOP, NULL));
+	self->rd.on_comm = rename_comm;
+	self->rd.on_sample = NULL;
+	self->rd.priv = &rs;
+	uwt_rings_drain(&self->r, &self->rd);
+	TH_LOG("%u renames of thread %u: '%.16s' -> '%.16s', '%.16s' -> '%.16s'",
+	       rs.n, rs.tid, rs.names[0][0], rs.names[0][1], rs.names[1][0],
+	       rs.names[1][1]);
+	ASSERT_EQ(2, rs.n);
+	EXPECT_STREQ("uwt-before", rs.names[0][1]);
+	EXPECT_STREQ("uwt-before", rs.names[1][0]);
+	EXPECT_STREQ("uwt-after", rs.names[1][1]);
+	EXPECT_LT(rs.at[0], rs.at[1]);
+	EXPECT_EQ(0, self->rd.c.bad);
 }
 
 TEST_HARNESS_MAIN

@@ -654,6 +654,7 @@ struct uwt_counts {
 	uint64_t exits;
 	uint64_t forks;
 	uint64_t mmaps;
+	uint64_t renames;
 	uint64_t bad;		/* malformed records */
 	uint64_t bytes;
 };
@@ -663,11 +664,13 @@ typedef void (*uwt_sample_fn)(const struct uwprof_rec_sample *s, uint32_t ring,
 			      void *priv);
 typedef void (*uwt_exit_fn)(const struct uwprof_rec_exit *e, void *priv);
 typedef void (*uwt_mmap_fn)(const struct uwprof_rec_mmap *m, void *priv);
+typedef void (*uwt_comm_fn)(const struct uwprof_rec_comm *c, void *priv);
 
 struct uwt_reader {
 	uwt_sample_fn on_sample;
 	uwt_exit_fn on_exit;
 	uwt_mmap_fn on_mmap;
+	uwt_comm_fn on_comm;
 	void *priv;
 	struct uwt_counts c;
 	uint64_t buf[UWPROF_MAX_DEPTH + 256 + (UWPROF_MAX_SNAPSHOT + 512) / 8];
@@ -763,6 +766,15 @@ static inline void uwt_ring_drain(struct uwt_rings *r, uint32_t i,
 			if (h.size != sizeof(struct uwprof_rec_fork))
 				rd->c.bad++;
 			rd->c.forks++;
+			break;
+		case UWPROF_REC_COMM:
+			if (h.size != sizeof(struct uwprof_rec_comm)) {
+				rd->c.bad++;
+				break;
+			}
+			rd->c.renames++;
+			if (rd->on_comm)
+				rd->on_comm((void *)rd->buf, rd->priv);
 			break;
 		case UWPROF_REC_MMAP:
 			if (!uwt_mmap_ok((void *)rd->buf)) {

@@ -14,7 +14,11 @@
  *  - a file truncated while it is read, and one whose section headers
  *    point past its end: errors, never SIGBUS;
  *  - a compressed .debug_frame that inflates to 256 MiB, or says it does
- *    to 4 GiB: refused before it is inflated, the child's peak RSS small.
+ *    to 4 GiB: refused before it is inflated, the child's peak RSS small;
+ *  - a separate debug file next to an object another user owns, planted as
+ *    a symlink or a hard link to a file only root may read: refused,
+ *    while a genuine one there and a build-id symlink under a root-only
+ *    debug directory (as /usr/lib/debug/.build-id) are found.
  *
  * Usage: hostile-test SCRATCH_DIR [LARGE_OBJECT]
  *   LARGE_OBJECT (default: this host's libc) is copied for the truncation
@@ -634,6 +638,178 @@ static void bombs(void)
 	}
 }
 
+/* ---------------------------------------------------- debug files */
+
+#define DBG_USER	65534	/* the profiled user: nobody */
+
+/* The candidate find_debug offered and this accepted: its inode. */
+static int dbg_accept(const struct uwprof_elf *e, const char *cand, int fd,
+		      struct uwprof_elf **out)
+{
+	struct stat st;
+
+	(void)e;
+	if (fstat(fd, &st))
+		return -ENOENT;
+	printf("# offered %s (inode %llu)\n", cand, (unsigned long long)st.st_ino);
+	*out = (struct uwprof_elf *)(uintptr_t)st.st_ino;
+	return 0;
+}
+
+/* The inode of the debug file found for 'obj', 0 for none. */
+static unsigned long long dbg_found(const char *obj)
+{
+	struct uwprof_elf *e, *found = NULL;
+	char err[512];
+
+	if (uwprof_elf_open(obj, &e, err, sizeof(err))) {
+		printf("# %s\n", err);
+		return 0;
+	}
+	if (uwprof_elf_find_debug(e, dbg_accept, &found))
+		found = NULL;
+	uwprof_elf_close(e);
+	return (unsigned long long)(uintptr_t)found;
+}
+
+static unsigned long long ino_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 1 : (unsigned long long)st.st_ino;
+}
+
+/* Whether every directory from / down to 'd' is root's and not g/o-writable. */
+static int root_only_dir(const char *d)
+{
+	char buf[2100], *p;
+	struct stat st;
+
+	snprintf(buf, sizeof(buf), "%s/", d);
+	for (p = buf + 1; (p = strchr(p, '/')); p++) {
+		*p = 0;
+		if (stat(buf, &st) || st.st_uid || (st.st_mode & 022))
+			return 0;
+		*p = '/';
+	}
+	return 1;
+}
+
+/*
+ * A user (nobody) owns a directory with an object whose .gnu_debuglink
+ * names x.debug, and plants x.debug as a symlink, then a hard link, to an
+ * ELF only root may read (0600 in a 0700 directory): root must not open
+ * it. A genuine x.debug, and a build-id symlink in a debug directory only
+ * root can write, are found.
+ */
+static void debug_build_id(const char *dbgdir, const char *src);
+
+static void debug_files(void)
+{
+	char src[1100], u[1100], obj[1200], secret[1100], dbgdir[1100];
+	char lnk[1200], real[1300], full[1100];
+	static char cmd[32768];
+	unsigned long long got;
+	FILE *f;
+
+	snprintf(u, sizeof(u), "%.1000s/user", dir);
+	snprintf(secret, sizeof(secret), "%.1000s/rootonly/secret.so", dir);
+	snprintf(dbgdir, sizeof(dbgdir), "%.1000s/debugroot", dir);
+	snprintf(src, sizeof(src), "%.1000s/dbg.c", dir);
+	snprintf(full, sizeof(full), "%.1000s/dbg-full.so", dir);
+	snprintf(obj, sizeof(obj), "%.1100s/obj.so", u);
+	if (geteuid()) {
+		ok(1, "# SKIP debug files: not root (the test chowns to uid %d)",
+		   DBG_USER);
+		return;
+	}
+	f = fopen(src, "w");
+	if (!f || fputs("int h(int x) { return x - 3; }\n", f) < 0 || fclose(f))
+		return ok(0, "debug files: source written");
+	/* No build-id: only the debug link finds its debug file. */
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s %s/rootonly %s/usr && chmod 0700 %s/rootonly && "
+		 "cc -O2 -g -shared -fPIC -Wl,--build-id=none -o %s %s && "
+		 "cp %s %s && chmod 0600 %s && "
+		 "objcopy --only-keep-debug %s %s/x.debug && "
+		 "objcopy --strip-debug --add-gnu-debuglink=%s/x.debug %s %s && "
+		 "chown -R %d:%d %s",
+		 u, dir, dbgdir, dir, full, src, full, secret, secret, full, u,
+		 u, full, obj, DBG_USER, DBG_USER, u);
+	if (run(cmd))
+		return ok(0, "debug files: objects built");
+	setenv("UWPROF_DEBUG_DIR", dbgdir, 1);
+	snprintf(lnk, sizeof(lnk), "%.1100s/x.debug", u);
+	snprintf(real, sizeof(real), "%.1100s/x.debug.genuine", u);
+	if (rename(lnk, real) || symlink(secret, lnk))
+		return ok(0, "debug files: symlink planted");
+	got = dbg_found(obj);
+	ok(got == 0,
+	   "debug files: x.debug next to a user's object, a symlink to a root-only ELF, is refused (%s)",
+	   got == ino_of(secret) ? "the root-only file was opened" :
+	   got ? "something else was opened" : "nothing opened");
+	unlink(lnk);
+	if (link(secret, lnk))
+		return ok(0, "debug files: hard link planted");
+	got = dbg_found(obj);
+	ok(got == 0,
+	   "debug files: x.debug a hard link to the root-only ELF (0600) is refused (%s)",
+	   got == ino_of(secret) ? "the root-only file was opened" :
+	   got ? "something else was opened" : "nothing opened");
+	unlink(lnk);
+	if (rename(real, lnk))
+		return ok(0, "debug files: genuine debug file put back");
+	got = dbg_found(obj);
+	ok(got && got == ino_of(lnk),
+	   "debug files: a genuine x.debug (the user's) next to the object is found");
+	debug_build_id(dbgdir, src);
+	unsetenv("UWPROF_DEBUG_DIR");
+}
+
+/* The build-id route: a symlink under a debug directory only root writes. */
+static void debug_build_id(const char *dbgdir, const char *src)
+{
+	char obj[1100], target[1200], link[1300];
+	static char cmd[32768];
+	struct uwprof_elf *e;
+	unsigned long long got;
+	size_t i, n;
+
+	if (!root_only_dir(dbgdir)) {
+		ok(1, "# SKIP debug files: %s is not in directories only root may write",
+		   dbgdir);
+		return;
+	}
+	snprintf(obj, sizeof(obj), "%.1000s/user/bid.so", dir);
+	snprintf(target, sizeof(target), "%.1100s/usr/bid.debug", dbgdir);
+	snprintf(cmd, sizeof(cmd),
+		 "cc -O2 -g -shared -fPIC -Wl,--build-id -o %s.full %s && "
+		 "objcopy --only-keep-debug %s.full %s && objcopy --strip-debug %s.full %s && "
+		 "chown %d:%d %s",
+		 obj, src, obj, target, obj, obj, DBG_USER, DBG_USER, obj);
+	if (run(cmd) || uwprof_elf_open(obj, &e, cmd, sizeof(cmd)) ||
+	    e->build_id_size < 2)
+		return ok(0, "debug files: object with a build-id built");
+	n = (size_t)snprintf(link, sizeof(link), "%.1100s/.build-id/%02x", dbgdir,
+			     e->build_id[0]);
+	mkdir(link, 0755);
+	snprintf(cmd, sizeof(cmd), "%.1100s/.build-id", dbgdir);
+	mkdir(cmd, 0755);
+	mkdir(link, 0755);
+	n += (size_t)snprintf(link + n, sizeof(link) - n, "/");
+	for (i = 1; i < e->build_id_size; i++)
+		n += (size_t)snprintf(link + n, sizeof(link) - n, "%02x",
+				      e->build_id[i]);
+	snprintf(link + n, sizeof(link) - n, ".debug");
+	uwprof_elf_close(e);
+	unlink(link);
+	if (symlink("../../usr/bid.debug", link))
+		return ok(0, "debug files: build-id link made");
+	got = dbg_found(obj);
+	ok(got && got == ino_of(target),
+	   "debug files: a build-id symlink under a root-only debug directory is followed");
+}
+
 /* ------------------------------------------------------------- main */
 
 static int build(const char *name, const char *src, char *so, size_t n)
@@ -678,5 +854,6 @@ int main(int argc, char **argv)
 	swaps(lib, other);
 	truncation(lib, large);
 	bombs();
+	debug_files();
 	return tap_done();
 }

@@ -304,7 +304,7 @@ static int do_chain(const struct uwprof_pf *pf, const char *lib, char *chain)
 
 static void do_stats(const struct uwprof_pf *pf)
 {
-	uint64_t stops[UWPROF_STOP__COUNT] = { 0 }, execs = 0, vdso = 0;
+	uint64_t stops[UWPROF_STATS_STOPS] = { 0 }, execs = 0, vdso = 0;
 	uint32_t *pids, *tids, deepest_ok = 0, deepest = 0;
 	size_t npids = 0, ntids = 0, i;
 
@@ -315,7 +315,7 @@ static void do_stats(const struct uwprof_pf *pf)
 	for (i = 0; i < pf->nr_samples; i++) {
 		uint32_t st = pf->samples[i].flags & UWPROF_SAMPLE_STOP_MASK;
 
-		if (st < UWPROF_STOP__COUNT)
+		if (st < UWPROF_STATS_STOPS)
 			stops[st]++;
 		if (pf->samples[i].nr_user > deepest)
 			deepest = pf->samples[i].nr_user;
@@ -339,7 +339,7 @@ static void do_stats(const struct uwprof_pf *pf)
 	       (unsigned long long)pf->lost);
 	printf("threads=%zu\nksyms=%zu\nhas_stats=%d\n", pf->nr_threads,
 	       pf->nr_ksyms, pf->has_stats);
-	for (i = 0; i < UWPROF_STOP__COUNT; i++)
+	for (i = 0; i < UWPROF_STATS_STOPS; i++)
 		printf("stop%zu=%llu\n", i, (unsigned long long)stops[i]);
 	/* User frames of the deepest stack, and of the deepest whole one. */
 	printf("deepest=%u\ndeepest_ok=%u\n", deepest, deepest_ok);

@@ -2,11 +2,15 @@
 /*
  * thread-demo: two worker threads (and the main thread) hash through
  * libdemo.so for SECONDS, so samples come from several threads of one
- * process. Built -O2 -fomit-frame-pointer.
+ * process. Built -O2 -fomit-frame-pointer. With 'rename', the first worker
+ * names itself uwt-early at its start and uwt-late halfway through, as
+ * servers name their threads by their current task.
  *
- * Usage: thread-demo SECONDS
+ * Usage: thread-demo SECONDS [rename]
  */
 #include <pthread.h>
+#include <string.h>
+#include <sys/prctl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,20 +29,28 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-__attribute__((noinline)) static void thread_hash(void)
+static double half_time;
+
+__attribute__((noinline)) static void thread_hash(int rename)
 {
 	static uint32_t v[4096];
 
 	for (size_t i = 0; i < 4096; i++)
 		v[i] = (uint32_t)(i * 2654435761U);
-	while (now() < end_time)
+	if (rename)
+		prctl(PR_SET_NAME, "uwt-early", 0, 0, 0);
+	while (now() < end_time) {
 		sink += demo_checksum(v, 4096);
+		if (rename && now() >= half_time) {
+			prctl(PR_SET_NAME, "uwt-late", 0, 0, 0);
+			rename = 0;
+		}
+	}
 }
 
 __attribute__((noinline)) static void *thread_main(void *arg)
 {
-	(void)arg;
-	thread_hash();
+	thread_hash(arg != NULL);
 	return NULL;
 }
 
@@ -47,11 +59,16 @@ int main(int argc, char **argv)
 	pthread_t t[2];
 	int i;
 
-	end_time = now() + (argc > 1 ? atof(argv[1]) : 2.0);
+	double secs = argc > 1 ? atof(argv[1]) : 2.0;
+	int rename = argc > 2 && !strcmp(argv[2], "rename");
+
+	half_time = now() + secs / 2;
+	end_time = now() + secs;
 	for (i = 0; i < 2; i++)
-		if (pthread_create(&t[i], NULL, thread_main, NULL))
+		if (pthread_create(&t[i], NULL, thread_main,
+				   i == 0 && rename ? (void *)1 : NULL))
 			return 1;
-	thread_hash();
+	thread_hash(0);
 	for (i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	printf("thread-demo: done (%llx)\n", (unsigned long long)sink);

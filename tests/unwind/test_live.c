@@ -109,7 +109,7 @@ static const char *stop_name(u32 s)
 {
 	static const char *const n[] = {
 		"OK", "FP_END", "DEPTH", "NO_MAP", "NO_ROW", "UNSUPPORTED",
-		"READ", "BAD_SP", "BAD_PC", "NO_PROCESS",
+		"READ", "BAD_SP", "BAD_PC", "NO_PROCESS", "TIME",
 	};
 
 	return s < UWPROF_STOP__COUNT ? n[s] : "?";

@@ -380,7 +380,7 @@ static const char *stop_name(u32 s)
 {
 	static const char *const n[] = {
 		"OK", "FP_END", "DEPTH", "NO_MAP", "NO_ROW", "UNSUPPORTED",
-		"READ", "BAD_SP", "BAD_PC", "NO_PROCESS",
+		"READ", "BAD_SP", "BAD_PC", "NO_PROCESS", "TIME",
 	};
 
 	return s < NR(n) ? n[s] : "?";
@@ -822,6 +822,59 @@ static void build_resolver(struct world *w, u64 *gpr, u32 callee)
 	put(w, S + 24, TEXT + F_RESOLV + 9);
 	put(w, rb, 0x5151);
 	put(w, rb + 8, TEXT + F_OUTER + 4);
+}
+
+/*
+ * A deadline already past stops the walk at the first look at the clock:
+ * at 8 frames of the general step, or after 64 of the cached loop; the
+ * frames kept are the walk's own. One far ahead changes nothing.
+ */
+static void test_deadline(struct tap *t, struct world *w)
+{
+	const u32 steps = UWPROF_WALK_CHECK_STEPS;
+	struct uwprof_unwind_req req;
+	struct uwprof_unwind_res res;
+	u64 ref[150], ips[150];
+	u32 i, nr;
+
+	world_init(w);
+	w->regs.pc = TEXT + F_A + 8;
+	w->regs.sp = S;
+	for (i = 0; i < 200; i++) {
+		put(w, S + 16 * i + 8, TEXT + F_A + 8);
+		put(w, S + 16 * i, S + 16 * i + 16);
+	}
+	req = (struct uwprof_unwind_req){
+		.maps = w->maps, .nr_maps = NR(w->maps), .regs = w->regs,
+		.ips = ref, .max_depth = NR(ref), .env = &w->env,
+	};
+	nr = uwprof_unwind_user(&req, &res);
+	tap_ok(t, nr == NR(ref) && res.stop == UWPROF_STOP_DEPTH,
+	       "no deadline: %u frames, %s", nr, stop_name(res.stop));
+
+	req.ips = ips;
+	req.deadline = 1;
+	nr = uwprof_unwind_user(&req, &res);
+	tap_ok(t, nr == steps && res.stop == UWPROF_STOP_TIME &&
+	       !memcmp(ips, ref, nr * sizeof(u64)),
+	       "deadline past: %u frames by the general step, then TIME (%u, %s)",
+	       steps, nr, stop_name(res.stop));
+
+	req.cache = w->cache;
+	req.maps_id = ++maps_ids;
+	uwprof_unwind_user(&req, &res);
+	nr = uwprof_unwind_user(&req, &res);
+	tap_ok(t, nr == 1 + UWPROF_WALK_CHECK_CACHED && res.stop == UWPROF_STOP_TIME &&
+	       !memcmp(ips, ref, nr * sizeof(u64)),
+	       "deadline past, rows cached: %u frames, then TIME (%u, %s)",
+	       UWPROF_WALK_CHECK_CACHED, nr, stop_name(res.stop));
+
+	req.deadline = uwprof_host_now() + 60ULL * 1000000000ULL;
+	nr = uwprof_unwind_user(&req, &res);
+	tap_ok(t, nr == NR(ref) && res.stop == UWPROF_STOP_DEPTH &&
+	       !memcmp(ips, ref, nr * sizeof(u64)),
+	       "deadline ahead: the walk is whole (%u, %s)", nr,
+	       stop_name(res.stop));
 }
 
 static void test_saved_reg(struct tap *t, struct world *w)
@@ -1649,6 +1702,7 @@ int main(void)
 	test_cache_replace(&t, w);
 	test_resume(&t, w);
 	test_stops(&t, w);
+	test_deadline(&t, w);
 	test_saved_reg(&t, w);
 	test_fast_kinds(&t, w);
 	test_fp_rules(&t, w);

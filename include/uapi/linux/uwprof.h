@@ -284,6 +284,13 @@ struct uwprof_table_page {
 #define UWPROF_CAP_MMAP		(1U << 7)	/* START takes UWPROF_START_MMAP */
 #define UWPROF_CAP_DESCENDANTS	(1U << 8)	/* START takes UWPROF_START_DESCENDANTS */
 #define UWPROF_CAP_MAPS_START	(1U << 9)	/* MAPS_SET takes UWPROF_MAPS_START_TIME */
+/*
+ * Every walk has a time limit (module parameters walk_max_us and
+ * offcpu_walk_max_us): UWPROF_STOP_TIME, UWPROF_SNAP_TIME and the stats'
+ * stop_time and snapshots_time_cut exist.
+ */
+#define UWPROF_CAP_WALK_TIME	(1U << 10)
+#define UWPROF_CAP_RENAME	(1U << 11)	/* threads' renames come as UWPROF_REC_COMM */
 
 struct uwprof_version {
 	__u32	size;		/* in: sizeof(struct uwprof_version) */
@@ -494,8 +501,21 @@ enum uwprof_stop {
 	UWPROF_STOP_BAD_SP,		/* sp did not increase or went out of range */
 	UWPROF_STOP_BAD_PC,		/* return address outside user space */
 	UWPROF_STOP_NO_PROCESS,		/* no mappings uploaded for the process */
+	/*
+	 * The walk reached its time limit (module parameter walk_max_us, or
+	 * offcpu_walk_max_us off CPU): the frames kept are right, the stack
+	 * goes on. UWPROF_CAP_WALK_TIME.
+	 */
+	UWPROF_STOP_TIME,
 	UWPROF_STOP__COUNT,
 };
+
+/*
+ * The stop reasons uwprof_stats.stop[] counts: those of the first version
+ * of the struct, whose layout cannot grow in the middle. The counter of
+ * each later reason is a field at the end of the struct (stop_time).
+ */
+#define UWPROF_STATS_STOPS	10
 
 /* uwprof_sample.flags */
 #define UWPROF_SAMPLE_STOP_MASK		0xffU	/* enum uwprof_stop */
@@ -529,7 +549,7 @@ struct uwprof_stats {
 	__u64	skipped_filter;		/* not a traced pid, cgroup, comm or tree */
 	__u64	fp_frames;		/* frames found by fp fallback */
 	__u64	unknown_maps;		/* UWPROF_REC_UNKNOWN_MAP records written */
-	__u64	stop[UWPROF_STOP__COUNT];
+	__u64	stop[UWPROF_STATS_STOPS];	/* see stop_time for the rest */
 	/* Samples by the time their stack walks took, kernel and user. */
 	__u64	unwind_ns_hist[UWPROF_HIST_BUCKETS];
 	__u64	tables;			/* objects loaded */
@@ -592,6 +612,14 @@ struct uwprof_stats {
 	 * those mappings from /proc/PID/maps or a sample's snapshot.
 	 */
 	__u64	mmap_throttled;
+	/*
+	 * UWPROF_CAP_WALK_TIME. stop_time: samples whose walk stopped with
+	 * UWPROF_STOP_TIME (stop[] ends before it). snapshots_time_cut:
+	 * snapshots copied shorter than snapshot_size (UWPROF_SNAP_TIME),
+	 * counted in 'snapshots' too.
+	 */
+	__u64	stop_time;
+	__u64	snapshots_time_cut;
 };
 
 struct uwprof_ring_info {
@@ -671,6 +699,7 @@ enum uwprof_rec_type {
 	UWPROF_REC_EXIT		= 4,
 	UWPROF_REC_FORK		= 5,
 	UWPROF_REC_MMAP		= 6,
+	UWPROF_REC_COMM		= 7,
 };
 
 struct uwprof_rec_hdr {
@@ -706,6 +735,12 @@ struct uwprof_rec_sample {
 #define UWPROF_SNAP_NO_LR	(1U << 2)	/* lr is not its return address */
 #define UWPROF_SNAP_NO_GPR	(1U << 3)	/* no gpr[]: other registers unknown */
 #define UWPROF_SNAP_CUT		(1U << 4)	/* the stack goes on past stack[] */
+/*
+ * The copy was shortened before it began to what the walk's time limit
+ * and the CPU's walk budget had left (UWPROF_CAP_WALK_TIME), and has
+ * UWPROF_SNAP_CUT if it reached that length; stack_size may be 0.
+ */
+#define UWPROF_SNAP_TIME	(1U << 5)
 
 /*
  * Follows ips[] of a sample with UWPROF_SAMPLE_SNAPSHOT; pc is the last
@@ -770,6 +805,23 @@ struct uwprof_rec_fork {
 	__u64	time_ns;
 	__u32	pid;		/* the new process */
 	__u32	ppid;		/* the thread-group id it copied its list from */
+};
+
+/*
+ * A thread renamed itself (prctl(PR_SET_NAME), pthread_setname_np(), a
+ * write to /proc/PID/task/TID/comm) while sampling ran: it was named
+ * 'old_comm' until time_ns and 'comm' from then on, as perf's COMM events
+ * say. An exec's new name comes this way too, just before the exec's EXIT
+ * record. Sent when the thread passes the session's filters under either
+ * name (UWPROF_CAP_RENAME).
+ */
+struct uwprof_rec_comm {
+	struct uwprof_rec_hdr hdr;
+	__u64	time_ns;
+	__u32	pid;
+	__u32	tid;
+	char	comm[16];	/* the new name, NUL padded */
+	char	old_comm[16];
 };
 
 /* uwprof_rec_mmap.flags */
