@@ -28,6 +28,10 @@
 #   make check-debug      in-guest suite, NMI runs and stress on the debug
 #                         kernels (x86_64, x86_64 PREEMPT_RT, then arm64)
 #   make install          install the uwprof command, man page, completion
+#   make deb              Debian packages uwprof and uwprof-dkms (build/deb),
+#                         then lintian on them
+#   make check-deb        install, use and purge both packages in an x86_64
+#                         guest on Debian 12's kernel (tests/deb/run)
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 ARCH ?=
@@ -46,7 +50,7 @@ VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 
 .PHONY: all module module-clean tool deps demo check check-host check-guest realprog soak install \
 	dkms-install dkms-uninstall fuzz bench-table clean accuracy bench \
-	stress kernel-debug check-debug matrix
+	stress kernel-debug check-debug matrix deb check-deb
 
 all: tool
 ifneq ($(wildcard $(KDIR)/Makefile),)
@@ -134,6 +138,27 @@ install: tool
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/uwprof
 	install -D -m 644 python/uwprof_reader.py \
 		$(DESTDIR)$(PREFIX)/share/uwprof/python/uwprof_reader.py
+
+# Built from a copy of the tree in build/deb/uwprof-VERSION, so that the
+# packages land in build/deb and the tree stays clean; the copy's
+# debian/changelog must name VERSION (debian/rules checks it).
+DEB_DIR := build/deb
+DEB_ARCH = $(shell dpkg --print-architecture)
+deb: deps
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_DIR)/uwprof-$(VERSION)
+	tar -C $(CURDIR) --exclude=./build --exclude=./.git --exclude='*.o' \
+		--exclude='*.a' --exclude=./tool/uwprof -cf - . | \
+		tar -C $(DEB_DIR)/uwprof-$(VERSION) -xf -
+	cd $(DEB_DIR)/uwprof-$(VERSION) && \
+		DEB_BUILD_OPTIONS="parallel=2 $(DEB_BUILD_OPTIONS)" dpkg-buildpackage -us -uc -b
+	lintian -i --fail-on error,warning \
+		$(DEB_DIR)/uwprof_$(VERSION)_$(DEB_ARCH).changes
+	@ls -l $(DEB_DIR)/*.deb
+
+# Slow (a DKMS build in a TCG guest), so not part of check.
+check-deb: deb
+	tests/deb/run
 
 dkms-install:
 	rm -rf /usr/src/uwprof-$(VERSION)

@@ -125,7 +125,7 @@ _uwprof()
 	agent)
 		_uwprof_target_arg "$prev" "$cur" && return 0
 		case $prev in
-		--socket|--token-file|--push-header-file)
+		--config|--socket|--token-file|--push-header-file)
 			_uwprof_reply -f -- "$cur"; return 0 ;;
 		--socket-group)
 			_uwprof_reply -g -- "$cur"; return 0 ;;
@@ -143,7 +143,7 @@ _uwprof()
 		--push-name|--push-timeout)
 			return 0 ;;
 		esac
-		opts="--socket --socket-mode --socket-group --listen --allow-host
+		opts="--config --socket --socket-mode --socket-group --listen --allow-host
 		      --token-file --user -F --freq -a --all-cpus -p --pid --cgroup
 		      --comm --cache-dir --output-dir --interval --keep-files
 		      --keep-bytes --push --push-name --push-header

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "agent_config.h"
 #include "exit_status.h"
 #include "recorder.h"
 
@@ -45,6 +46,12 @@
  * timeout only bounds how late a held-back re-read or a prune comes.
  */
 #define AGENT_WAIT_MS	1000
+
+/*
+ * "FILE:LINE: " while the option being parsed came from --config's file,
+ * else "": the start of every message about an option's value.
+ */
+static const char *opt_where = "";
 
 struct agent_opts {
 	struct agent_http_opts http;
@@ -62,7 +69,8 @@ struct agent_opts {
 static void agent_usage(FILE *f)
 {
 	fprintf(f,
-"usage: uwprof agent [--socket PATH [--socket-mode MODE] [--socket-group GROUP]\n"
+"usage: uwprof agent [--config FILE]\n"
+"                    [--socket PATH [--socket-mode MODE] [--socket-group GROUP]\n"
 "                     | --listen ADDR:PORT [--allow-host NAME]...]\n"
 "                    [--token-file FILE] [--user NAME] [-F HZ]\n"
 "                    [-a | -p PID[,PID...]] [--cgroup PATH] [--comm NAME]\n"
@@ -76,6 +84,10 @@ static void agent_usage(FILE *f)
 "    GET /  an index page,  GET /metrics  the agent's own state.\n"
 "  Whoever can connect reads profiles of the whole host (function names,\n"
 "  paths, pids): by default only root, on a unix socket.\n"
+"  --config FILE       options from FILE, one 'key = value' a line, the key\n"
+"                      an option's long name ('freq = 19', 'output-dir =\n"
+"                      /var/lib/uwprof/profiles'); '#' starts a comment\n"
+"                      line; the command line's options come after them\n"
 "  --socket PATH       the unix socket (default %s; its directory must be\n"
 "                      writable by root only; removed at exit)\n"
 "  --socket-mode MODE  its permissions, octal (default 0600; 0660 with\n"
@@ -127,10 +139,11 @@ enum {
 	OPT_ALLOW_HOST, OPT_TOKEN_FILE, OPT_CGROUP, OPT_COMM, OPT_CACHE_DIR,
 	OPT_OUTPUT_DIR, OPT_INTERVAL, OPT_KEEP_FILES, OPT_KEEP_BYTES,
 	OPT_PUSH, OPT_PUSH_NAME, OPT_PUSH_HEADER, OPT_PUSH_HEADER_FILE,
-	OPT_PUSH_TIMEOUT, OPT_USER,
+	OPT_PUSH_TIMEOUT, OPT_USER, OPT_CONFIG,
 };
 
 static const struct option agent_longopts[] = {
+	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "keep-files", required_argument, NULL, OPT_KEEP_FILES },
@@ -218,7 +231,8 @@ static int agent_out_opt(struct agent_opts *a, int c, const char *v)
 		if (agent_push_available())
 			return 0;
 		fprintf(stderr,
-			"uwprof agent: --push: this uwprof was built without libcurl (install libcurl4-openssl-dev and rebuild)\n");
+			"uwprof agent: %s--push: this uwprof was built without libcurl (install libcurl4-openssl-dev and rebuild)\n",
+			opt_where);
 		return -1;
 	case OPT_PUSH_NAME:
 		o->push_name = v;
@@ -247,8 +261,8 @@ static int agent_out_opt(struct agent_opts *a, int c, const char *v)
 	}
 	for (i = 0; agent_longopts[i].val != c; i++)
 		;
-	fprintf(stderr, "uwprof agent: bad value '%s' for --%s\n", v,
-		agent_longopts[i].name);
+	fprintf(stderr, "uwprof agent: %sbad value '%s' for --%s\n", opt_where,
+		v, agent_longopts[i].name);
 	return -1;
 }
 
@@ -302,8 +316,8 @@ static int agent_access_opt(struct agent_opts *a, int c, const char *v)
 		a->user = v;
 		return 0;
 	}
-	fprintf(stderr, "uwprof agent: bad value '%s' for --%s\n", v,
-		c == OPT_SOCKET_MODE ? "socket-mode" :
+	fprintf(stderr, "uwprof agent: %sbad value '%s' for --%s\n", opt_where,
+		v, c == OPT_SOCKET_MODE ? "socket-mode" :
 		c == OPT_SOCKET_GROUP ? "socket-group" : "allow-host");
 	return -1;
 }
@@ -316,7 +330,8 @@ static int agent_opt(struct rec_opts *o, struct agent_opts *a, int c,
 	case 'F':
 		if (!rec_parse_u32(v, 1, UWPROF_MAX_FREQ, &o->freq))
 			return 0;
-		fprintf(stderr, "uwprof agent: bad value '%s' for -F\n", v);
+		fprintf(stderr, "uwprof agent: %sbad value '%s' for -F\n",
+			opt_where, v);
 		return -1;
 	case 'a':
 		if (o->mode == MODE_PIDS)
@@ -329,7 +344,8 @@ static int agent_opt(struct rec_opts *o, struct agent_opts *a, int c,
 		o->mode = MODE_PIDS;
 		if (!rec_parse_pids(o, v))
 			return 0;
-		fprintf(stderr, "uwprof agent: bad value '%s' for -p\n", v);
+		fprintf(stderr, "uwprof agent: %sbad value '%s' for -p\n",
+			opt_where, v);
 		return -1;
 	case OPT_LISTEN:
 		a->http.listen = v;
@@ -348,16 +364,19 @@ static int agent_opt(struct rec_opts *o, struct agent_opts *a, int c,
 	case OPT_COMM:
 		if (!rec_parse_filter(o, c == OPT_CGROUP, v))
 			return 0;
-		fprintf(stderr, "uwprof agent: bad value '%s' for --%s\n", v,
-			c == OPT_CGROUP ? "cgroup" : "comm");
+		fprintf(stderr, "uwprof agent: %sbad value '%s' for --%s\n",
+			opt_where, v, c == OPT_CGROUP ? "cgroup" : "comm");
 		return -1;
 	case OPT_CACHE_DIR:
 		o->cache_dir = v;
 		return 0;
+	case OPT_CONFIG:	/* read before: agent_config.c */
+		return 0;
 	default:
 		return c >= OPT_OUTPUT_DIR ? agent_out_opt(a, c, v) : -1;
 	}
-	fprintf(stderr, "uwprof agent: -a and -p exclude each other\n");
+	fprintf(stderr, "uwprof agent: %s-a and -p exclude each other\n",
+		opt_where);
 	return -1;
 }
 
@@ -385,10 +404,11 @@ static int agent_access_check(struct agent_opts *a)
 }
 
 /* Returns -1 on a usage error (message printed), 1 for --help, 0 ok. */
-static int agent_parse(struct rec_opts *o, struct agent_opts *a, int argc,
-		       char **argv)
+static int agent_parse(struct rec_opts *o, struct agent_opts *a,
+		       const struct agent_config *cfg)
 {
-	int c;
+	char **argv = cfg->argv, where[600];
+	int c, argc = cfg->argc;
 
 	memset(o, 0, sizeof(*o));
 	agent_access_opts_init(&a->http);
@@ -406,9 +426,13 @@ static int agent_parse(struct rec_opts *o, struct agent_opts *a, int argc,
 				NULL)) != -1) {
 		if (c == 'h')
 			return 1;
+		/* Each option of the file is one argument, '--key=value'. */
+		opt_where = agent_config_where(cfg, optind - 1, where,
+					       sizeof(where));
 		if (c == '?' || agent_opt(o, a, c, optarg))
 			return -1;
 	}
+	opt_where = "";
 	if (optind < argc) {
 		fprintf(stderr, "uwprof agent: unexpected argument '%s'\n",
 			argv[optind]);
@@ -727,9 +751,10 @@ int uwprof_cmd_agent(int argc, char **argv)
 {
 	struct recorder *r = calloc(1, sizeof(*r));
 	struct agent_opts a = { .token_file = NULL };
+	struct agent_config cfg;
 	struct agent_front front = { .ctl = -1 };
 	struct agent_http h;
-	char *token = NULL;
+	char *token = NULL, err[800];
 	int ret, up = 0;
 
 	if (!r) {
@@ -746,7 +771,14 @@ int uwprof_cmd_agent(int argc, char **argv)
 	r->nice0 = getpriority(PRIO_PROCESS, 0);
 	if (errno)
 		r->nice0 = 0;
-	ret = agent_parse(&r->o, &a, argc, argv);
+	/* The file's settings first; what the options point at lives in cfg. */
+	if (agent_config_load(&cfg, "F:ap:h", agent_longopts, argc, argv, err,
+			      sizeof(err))) {
+		fprintf(stderr, "uwprof agent: %s\n", err);
+		free(r);
+		return UWPROF_EX_USAGE;
+	}
+	ret = agent_parse(&r->o, &a, &cfg);
 	if (ret) {
 		if (ret > 0)
 			agent_usage(stdout);
@@ -755,6 +787,7 @@ int uwprof_cmd_agent(int argc, char **argv)
 		free(r->o.pids);
 		free(r);
 		free(a.headers);
+		agent_config_free(&cfg);
 		return ret > 0 ? UWPROF_EX_OK : UWPROF_EX_USAGE;
 	}
 	ret = agent_token_read(&a, &token);
@@ -774,5 +807,6 @@ int uwprof_cmd_agent(int argc, char **argv)
 	agent_files_free(&a, token);
 	rec_free(r);
 	free(r);
+	agent_config_free(&cfg);
 	return ret;
 }
