@@ -174,30 +174,6 @@ static const struct option agent_longopts[] = {
 #define OUT_NEEDS_PUSH	2	/* --push-* */
 #define OUT_NEEDS_ANY	4	/* --interval */
 
-/* SIZE: bytes, or with a K, M or G suffix (powers of 1024). -1: bad. */
-static int parse_size(const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-	int shift = 0;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	if (*end && !end[1])
-		shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ?
-			20 : *end == 'G' || *end == 'g' ? 30 : -1;
-	else if (*end)
-		shift = -1;
-	if (shift < 0 || !v || v > (~0ULL >> shift))
-		return -1;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
 /* One option of --output-dir and --push; 0, or -1 with the message printed. */
 static int agent_out_opt(struct agent_opts *a, int c, const char *v)
 {
@@ -223,7 +199,7 @@ static int agent_out_opt(struct agent_opts *a, int c, const char *v)
 		o->keep_files = n;
 		return 0;
 	case OPT_KEEP_BYTES:
-		if (parse_size(v, &o->keep_bytes))
+		if (agent_config_size(v, &o->keep_bytes))
 			break;
 		return 0;
 	case OPT_PUSH:
@@ -266,22 +242,6 @@ static int agent_out_opt(struct agent_opts *a, int c, const char *v)
 	return -1;
 }
 
-/* A GROUP of --socket-group: a name or a number. -1: none such. */
-static int parse_group(const char *v, gid_t *gid)
-{
-	struct group *g = getgrnam(v);
-	uint32_t n;
-
-	if (g) {
-		*gid = g->gr_gid;
-		return 0;
-	}
-	if (rec_parse_u32(v, 0, 0x7fffffff, &n))
-		return -1;
-	*gid = (gid_t)n;
-	return 0;
-}
-
 /* Who may connect: returns 0, or -1 with the message printed. */
 static int agent_access_opt(struct agent_opts *a, int c, const char *v)
 {
@@ -299,7 +259,7 @@ static int agent_access_opt(struct agent_opts *a, int c, const char *v)
 		a->socket_opts_given |= 1;
 		return 0;
 	case OPT_SOCKET_GROUP:
-		if (parse_group(v, &h->socket_gid))
+		if (agent_config_group(v, &h->socket_gid))
 			break;
 		a->socket_opts_given |= 2;
 		return 0;

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,4 +246,49 @@ void agent_config_free(struct agent_config *c)
 	free(c->text);
 	free(c->own_argv);
 	memset(c, 0, sizeof(*c));
+}
+
+/* SIZE: bytes, or with a K, M or G suffix (powers of 1024). -1: bad. */
+int agent_config_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+	int shift = 0;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	if (*end && !end[1])
+		shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ?
+			20 : *end == 'G' || *end == 'g' ? 30 : -1;
+	else if (*end)
+		shift = -1;
+	if (shift < 0 || !v || v > (~0ULL >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+/* A GROUP of --socket-group: a name or a number. -1: none such. */
+int agent_config_group(const char *v, gid_t *gid)
+{
+	struct group *g = getgrnam(v);
+	unsigned long n;
+	char *end;
+
+	if (g) {
+		*gid = g->gr_gid;
+		return 0;
+	}
+	if (*v < '0' || *v > '9')
+		return -1;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || *end || n > 0x7fffffff)
+		return -1;
+	*gid = (gid_t)n;
+	return 0;
 }

@@ -7,6 +7,8 @@
 #define UWPROF_TOOL_AGENT_CONFIG_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 struct option;
 
@@ -34,5 +36,13 @@ int agent_config_load(struct agent_config *c, const char *shortopts,
 const char *agent_config_where(const struct agent_config *c, int argi,
 			       char *buf, size_t len);
 void agent_config_free(struct agent_config *c);
+
+/*
+ * Option values as the file and the command line spell them: a SIZE in
+ * bytes or with a K, M or G suffix (powers of 1024); a GROUP by name or
+ * number. 0, or -1 when the value is not one.
+ */
+int agent_config_size(const char *s, uint64_t *out);
+int agent_config_group(const char *v, gid_t *gid);
 
 #endif
