@@ -227,9 +227,7 @@ static const char *blob_reg(char *buf, size_t n, uint8_t type, int32_t off,
 {
 	switch (type) {
 	case UWPROF_REG_SAME:
-		if (is_ra)
-			return arm64 ? "lr" : "s";
-		return "u";
+		return is_ra && arm64 ? "lr" : "s";
 	case UWPROF_REG_UNDEF:
 		return "u";
 	case UWPROF_REG_AT_CFA:
