@@ -9,6 +9,8 @@
 #ifndef UWPROF_TOOL_EXIT_STATUS_H
 #define UWPROF_TOOL_EXIT_STATUS_H
 
+#include <errno.h>
+
 enum uwprof_exit_status {
 	UWPROF_EX_OK		= 0,
 	UWPROF_EX_ERROR		= 1,	/* bad or corrupt input, I/O, resources */
@@ -20,5 +22,20 @@ enum uwprof_exit_status {
 	UWPROF_EX_OUTPUT	= 6,	/* record: output not writable, disk full */
 	UWPROF_EX_BUSY		= 7,	/* record: another session is sampling */
 };
+
+/*
+ * The status for a failure to open or use /dev/uwprof, given as a negative
+ * errno: the same number from record, agent and status.
+ */
+static inline int uwprof_exit_for_errno(int e)
+{
+	if (e == -ENOENT || e == -ENXIO || e == -ENODEV)
+		return UWPROF_EX_NO_MODULE;
+	if (e == -EPERM || e == -EACCES)
+		return UWPROF_EX_PERM;
+	if (e == -EBUSY)
+		return UWPROF_EX_BUSY;
+	return UWPROF_EX_ERROR;
+}
 
 #endif /* UWPROF_TOOL_EXIT_STATUS_H */

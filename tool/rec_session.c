@@ -21,17 +21,6 @@
 #include "exit_status.h"
 #include "recorder.h"
 
-int rec_exit_for_errno(int e)
-{
-	if (e == -ENOENT || e == -ENXIO || e == -ENODEV)
-		return UWPROF_EX_NO_MODULE;
-	if (e == -EPERM || e == -EACCES)
-		return UWPROF_EX_PERM;
-	if (e == -EBUSY)
-		return UWPROF_EX_BUSY;
-	return UWPROF_EX_ERROR;
-}
-
 static int setup_signals(struct recorder *r)
 {
 	sigset_t set;
@@ -205,7 +194,7 @@ int rec_setup(struct recorder *r, uint32_t *flagsp)
 	ret = uwprof_dev_open(&r->dev, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "%s: %s\n", r->name, err);
-		return rec_exit_for_errno(ret);
+		return uwprof_exit_for_errno(ret);
 	}
 	r->arch = (uint16_t)r->dev.ver.arch;
 	r->elf_machine = r->arch == UWPROF_ARCH_ARM64 ? EM_AARCH64 : EM_X86_64;
@@ -285,7 +274,7 @@ static int start_failed(struct recorder *r, int ret)
 		return UWPROF_EX_BUSY;
 	}
 	fprintf(stderr, "%s: starting to sample: %s\n", r->name, strerror(-ret));
-	return ret == -EBUSY ? UWPROF_EX_ERROR : rec_exit_for_errno(ret);
+	return ret == -EBUSY ? UWPROF_EX_ERROR : uwprof_exit_for_errno(ret);
 }
 
 /* START, the rings mapped and their reader running. */

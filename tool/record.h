@@ -8,13 +8,6 @@
 
 #include "exit_status.h"
 
-/* The spelling status.c still uses for enum uwprof_exit_status. */
-#define UWPROF_REC_EXIT_OK		UWPROF_EX_OK
-#define UWPROF_REC_EXIT_ERROR		UWPROF_EX_ERROR
-#define UWPROF_REC_EXIT_USAGE		UWPROF_EX_USAGE
-#define UWPROF_REC_EXIT_NO_MODULE	UWPROF_EX_NO_MODULE
-#define UWPROF_REC_EXIT_PERM		UWPROF_EX_PERM
-
 /* argv[0] is "record"; returns the process exit code. */
 int uwprof_cmd_record(int argc, char **argv);
 

@@ -298,7 +298,6 @@ void rec_w_jitsyms(struct recorder *r, uint64_t time_ns, uint32_t pid,
 		   uint64_t nr);
 
 /* rec_session.c */
-int rec_exit_for_errno(int e);
 /* Signals, the device, the START flags. Returns 0 or the exit status. */
 int rec_setup(struct recorder *r, uint32_t *flagsp);
 /* START, the rings mapped and their reader running; 0 or exit status. */

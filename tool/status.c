@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "exit_status.h"
 #include "record.h"
 
 static void status_usage(FILE *f)
@@ -48,21 +49,17 @@ int uwprof_cmd_status(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			status_usage(stdout);
-			return UWPROF_REC_EXIT_OK;
+			return UWPROF_EX_OK;
 		}
 		fprintf(stderr, "uwprof status: unknown argument '%s'\n", argv[i]);
 		status_usage(stderr);
-		return UWPROF_REC_EXIT_USAGE;
+		return UWPROF_EX_USAGE;
 	}
 	ret = uwprof_dev_open(&d, err, sizeof(err));
 	if (ret) {
 		printf("%-22s no\n", "module loaded:");
 		fprintf(stderr, "uwprof status: %s\n", err);
-		if (ret == -ENOENT || ret == -ENXIO || ret == -ENODEV)
-			return UWPROF_REC_EXIT_NO_MODULE;
-		if (ret == -EPERM || ret == -EACCES)
-			return UWPROF_REC_EXIT_PERM;
-		return UWPROF_REC_EXIT_ERROR;
+		return uwprof_exit_for_errno(ret);
 	}
 	printf("%-22s yes (%s)\n", "module loaded:", UWPROF_DEV_PATH);
 	sysfs_line("module version:", "/sys/module/uwprof/version");
@@ -96,7 +93,7 @@ int uwprof_cmd_status(int argc, char **argv)
 	if (ret) {
 		fprintf(stderr, "uwprof status: STATS: %s\n", strerror(-ret));
 		uwprof_dev_close(&d);
-		return UWPROF_REC_EXIT_ERROR;
+		return UWPROF_EX_ERROR;
 	}
 	printf("%-22s ", "session stats:");
 	printf("samples %llu, lost %llu, skipped over cpu share %llu, events %llu, tables %llu (%llu bytes), processes %llu\n",
@@ -124,5 +121,5 @@ int uwprof_cmd_status(int argc, char **argv)
 	       (unsigned long long)st.off_cpu_dropped,
 	       (unsigned long long)st.off_cpu_lost);
 	uwprof_dev_close(&d);
-	return UWPROF_REC_EXIT_OK;
+	return UWPROF_EX_OK;
 }
