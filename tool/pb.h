@@ -2,8 +2,8 @@
 /*
  * A minimal protobuf encoder over a growable buffer: varints, fixed64,
  * length-delimited fields and finished sub-messages appended to their
- * parent; and the gzip stream a finished message is written as. For the
- * protobuf writers (pprof.c). Errors are sticky: after
+ * parent; and the gzip stream a finished message is written as. Shared by
+ * the pprof (pprof.c) and OTLP (otlp.c) writers. Errors are sticky: after
  * the first failed allocation every call does nothing and 'err' says
  * -ENOMEM. Single-threaded per buffer.
  */
@@ -52,7 +52,8 @@ void uwprof_pb_free(struct uwprof_pb *b);
 
 /*
  * Write 'n' bytes to 'f' as one gzip stream (header and trailer, as pprof
- * expects). Returns 0 or a negative errno.
+ * and OTLP/HTTP's Content-Encoding: gzip expect). Returns 0 or a negative
+ * errno.
  */
 int uwprof_pb_gzip(FILE *f, const uint8_t *p, size_t n);
 

@@ -2,8 +2,8 @@
 /*
  * An interning table of strings: each distinct string gets the next
  * position (0, 1, ...) the first time it is asked for, and the same one
- * after. The pprof writer's string table, and the keys it deduplicates
- * functions by. Single-threaded.
+ * after. The string tables of the pprof and OTLP writers, and the keys
+ * they deduplicate their other tables by. Single-threaded.
  */
 #ifndef UWPROF_TOOL_STRTAB_H
 #define UWPROF_TOOL_STRTAB_H
