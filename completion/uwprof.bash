@@ -95,14 +95,14 @@ _uwprof()
 		;;
 	report)
 		case $prev in
-		-i|--input|--pprof|--svg)
+		-i|--input|--pprof|--otlp|--svg)
 			_uwprof_reply -f -- "$cur"; return 0 ;;
 		-s|--sort)
 			_uwprof_reply -W "sym dso,sym" -- "$cur"; return 0 ;;
 		-n|--max)
 			return 0 ;;
 		esac
-		opts="-i --input -s --sort --lines --folded --pprof --svg --mark-incomplete -n --max
+		opts="-i --input -s --sort --lines --folded --pprof --otlp --svg --mark-incomplete -n --max
 		      --on-cpu-only --off-cpu-only --help"
 		;;
 	script)

@@ -2,8 +2,8 @@
 /*
  * 'uwprof report': reads a profile, symbolizes it and prints the functions
  * with the most samples (self and children percentages), or writes it as
- * folded stacks, a pprof profile or an SVG flamegraph. Options follow
- * 'perf report' where it has them.
+ * folded stacks, a pprof profile, an OTLP profiles message or an SVG
+ * flamegraph. Options follow 'perf report' where it has them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,6 +15,7 @@
 
 #include "exit_status.h"
 #include "folded.h"
+#include "otlp.h"
 #include "pprof.h"
 #include "profile_file.h"
 #include "report.h"
@@ -25,7 +26,7 @@ static void report_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: uwprof report [-i FILE] [--sort sym|dso,sym] [--lines]\n"
-		"                     [--folded] [--pprof OUT] [--svg OUT]\n"
+		"                     [--folded] [--pprof OUT] [--otlp OUT] [--svg OUT]\n"
 		"                     [--mark-incomplete] [--on-cpu-only | --off-cpu-only]\n"
 		"  Print the functions sorted by self samples: self and children\n"
 		"  (self plus callees) percentages of the sampled period, and the\n"
@@ -34,10 +35,13 @@ static void report_usage(FILE *f)
 		"  -s, --sort KEYS   sym (default): one row per function name;\n"
 		"                    dso,sym: one per object and function\n"
 		"  --lines           file:line through DWARF: a row's hottest line,\n"
-		"                    and per location in --pprof\n"
+		"                    and per location in --pprof and --otlp\n"
 		"  --folded          folded stacks to stdout (FlameGraph input):\n"
 		"                    comm;root;...;leaf[;kernel_[k]...] count\n"
 		"  --pprof OUT       gzipped pprof profile ('go tool pprof OUT')\n"
+		"  --otlp OUT        gzipped OTLP ExportProfilesServiceRequest\n"
+		"                    (opentelemetry-proto " UWPROF_OTLP_PROTO_VERSION "): a resource per\n"
+		"                    process, a profile per sample type (cpu, off_cpu)\n"
 		"  --svg OUT         interactive SVG flamegraph\n"
 		"  --mark-incomplete in --folded and --svg, put a stack that did not\n"
 		"                    reach its outermost frame under a root-side\n"
@@ -71,6 +75,7 @@ struct report_opts {
 	int		lines;
 	int		folded;
 	const char	*pprof;
+	const char	*otlp;
 	const char	*svg;
 	long		max_rows;
 	int		mark_incomplete;
@@ -337,6 +342,12 @@ static int pprof_fn(const struct uwprof_rep *r, FILE *f, const char *title)
 	return uwprof_pprof_write(r, f);
 }
 
+static int otlp_fn(const struct uwprof_rep *r, FILE *f, const char *title)
+{
+	(void)title;
+	return uwprof_otlp_write(r, f);
+}
+
 static int parse_opts(int argc, char **argv, struct report_opts *o)
 {
 	static const struct option opts[] = {
@@ -345,6 +356,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		{ "lines", no_argument, NULL, 'l' },
 		{ "folded", no_argument, NULL, 'f' },
 		{ "pprof", required_argument, NULL, 'p' },
+		{ "otlp", required_argument, NULL, 'o' },
 		{ "svg", required_argument, NULL, 'g' },
 		{ "max", required_argument, NULL, 'n' },
 		{ "mark-incomplete", no_argument, NULL, 'm' },
@@ -381,6 +393,9 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			break;
 		case 'p':
 			o->pprof = optarg;
+			break;
+		case 'o':
+			o->otlp = optarg;
 			break;
 		case 'g':
 			o->svg = optarg;
@@ -456,6 +471,11 @@ int uwprof_cmd_report(int argc, char **argv)
 	uwprof_rep_select(&r, o.show);
 	if (o.pprof && write_named(&r, o.pprof, pprof_fn, NULL, msg,
 				   sizeof(msg))) {
+		fprintf(stderr, "uwprof: %s\n", msg);
+		err = 1;
+	}
+	if (o.otlp && write_named(&r, o.otlp, otlp_fn, NULL, msg,
+				  sizeof(msg))) {
 		fprintf(stderr, "uwprof: %s\n", msg);
 		err = 1;
 	}

@@ -10,6 +10,7 @@
 
 #include "exit_status.h"
 #include "agent.h"
+#include "otlp.h"
 #include "record.h"
 #include "report.h"
 #include "script.h"
@@ -23,6 +24,10 @@ struct uwprof_cmd {
 
 static int cmd_help(int argc, char **argv);
 
+#ifndef UWPROF_VERSION
+#define UWPROF_VERSION	"unknown"
+#endif
+
 static const struct uwprof_cmd cmds[] = {
 	{ "table", uwprof_cmd_table,
 	  "compile an object's unwind info into a table (text or blob)" },
@@ -33,7 +38,7 @@ static const struct uwprof_cmd cmds[] = {
 	{ "status", uwprof_cmd_status,
 	  "is the module loaded; its ABI, capabilities, limits and counters" },
 	{ "report", uwprof_cmd_report,
-	  "top functions, folded stacks, pprof or SVG flamegraph of a profile" },
+	  "top functions, folded stacks, pprof, OTLP or SVG flamegraph of a profile" },
 	{ "script", uwprof_cmd_script,
 	  "print every sample of a profile in 'perf script' layout" },
 	{ "help", cmd_help, "show the subcommands, or one's usage" },
@@ -55,7 +60,8 @@ static void usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: uwprof <command> [options]\n\ncommands:\n");
+	fprintf(f, "usage: uwprof <command> [options]\n"
+		"       uwprof --version\n\ncommands:\n");
 	for (i = 0; i < ARRAY_SIZE(cmds); i++)
 		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
 	fprintf(f, "\n%s\n",
@@ -92,6 +98,13 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return cmd_help(1, argv);
+	if (!strcmp(argv[1], "--version")) {
+		/* and the formats whose published versions it writes */
+		printf("uwprof %s\nOTLP profiles: opentelemetry-proto %s (%s)\n",
+		       UWPROF_VERSION, UWPROF_OTLP_PROTO_VERSION,
+		       UWPROF_OTLP_PROTO_COMMIT);
+		return fflush(stdout) ? UWPROF_EX_ERROR : UWPROF_EX_OK;
+	}
 	c = cmd_find(argv[1]);
 	if (!c) {
 		fprintf(stderr, "uwprof: unknown command '%s'\n", argv[1]);

@@ -8,6 +8,7 @@
  *	obj <id> <path> <build-id hex | -> [<image file for the vDSO>]
  *	map <pid> <time_ns> <comm> <start> <end> <offset> <bias> <obj id>
  *	thread <pid> <tid> <comm>
+ *	cgroup <pid> <path>   (the process's cgroup v2 path)
  *	ksym <addr> <size> <name> [<[module]>]
  *	jit <pid> <start> <size> <name> [<start> <size> <name>]...
  *	sample <pid> <tid> <cpu> <time_ns> <period> <flags> <nr_kernel> <ip>...
@@ -174,6 +175,8 @@ static int do_line(struct gen *g, char **t, int n)
 	if (!strcmp(t[0], "thread") && n == 4)
 		return uwprof_pfw_thread(&g->w, 0, (uint32_t)v[1],
 					 (uint32_t)v[2], t[3]);
+	if (!strcmp(t[0], "cgroup") && n == 3)
+		return uwprof_pfw_cgroup(&g->w, 0, (uint32_t)v[1], t[2]);
 	if (!strcmp(t[0], "ksym") && n >= 4 && g->nr_ksyms < 256) {
 		char *name;
 
