@@ -3,7 +3,8 @@
  * 'uwprof agent': one continuous sampling session serving pprof profiles
  * over HTTP. Its parts:
  *
- *	agent.c		options, the session's loop, start and stop
+ *	agent.c		the session's loop, start and stop
+ *	agent_opts.c	options: parsed at start, read again on SIGHUP
  *	agent_http.c	the HTTP layer (libmicrohttpd): routes, request
  *			checks, answers; the profiles come from a source
  *	agent_front.c	the process that runs the HTTP layer: forked
@@ -434,6 +435,12 @@ struct agent_period_src {
 	int	(*wait)(void *ctx, void *h, uint8_t **buf, size_t *len,
 			uint64_t span[2], char *msg, size_t msglen);
 	void	*ctx;
+	/*
+	 * Moves the end of a window asked for and not yet ended to 'end_ns'
+	 * (after its start): a reload's new --interval, from the next
+	 * window. NULL: the windows keep their span as asked.
+	 */
+	void	(*retime)(void *ctx, void *h, uint64_t end_ns);
 };
 
 /* agent_window.c: the recorder's windows as such a source. */
@@ -508,8 +515,10 @@ struct agent_files {
 /*
  * Checks that 'dir' is a writable directory (created 0700 when missing)
  * and removes temporary files an earlier agent left in it. 0 or -errno
- * with one line in 'err'.
+ * with one line in 'err'. agent_files_check(): the check alone, which a
+ * reload makes while the output may be writing in the directory.
  */
+int agent_files_check(const char *dir, char *err, size_t errlen);
 int agent_files_init(struct agent_files *f, const char *dir,
 		     uint64_t keep_files, uint64_t keep_bytes, char *err,
 		     size_t errlen);
@@ -578,8 +587,16 @@ struct agent_out_counts {
 };
 
 struct agent_out {
-	struct agent_out_opts o;
+	struct agent_out_opts o;	/* the thread's, once started */
+	struct agent_out_opts *own;	/* o's strings when a reload set them */
 	struct agent_period_src src;
+	/*
+	 * 'pending'; and while the thread swaps them for a reload's, 'files',
+	 * 'push', 'has_*' and 'base' (agent_out_counts() reads them under it)
+	 */
+	pthread_mutex_t	lock;
+	struct agent_out_opts *pending;	/* a reload's, until the thread takes it */
+	struct agent_out_counts base;	/* of the directories and pushes replaced */
 	struct agent_files files;
 	struct agent_push push;
 	int		has_files, has_push;
@@ -598,6 +615,16 @@ struct agent_out {
 int agent_out_start(struct agent_out *out, const struct agent_out_opts *o,
 		    const struct agent_period_src *src, char *err,
 		    size_t errlen);
+/*
+ * A reload: 'o' copied (strings and headers too), for the thread to take
+ * when the window in progress ends: that window's profile is written and
+ * pushed as 'o' says, a changed directory or push target is switched to
+ * (the old push first sends what it holds), and a new interval_s is the
+ * next window's span. 0, or -ENOMEM (nothing changes).
+ */
+int agent_out_reload(struct agent_out *out, const struct agent_out_opts *o);
+/* A copy made by agent_out_reload(), headers wiped; NULL: nothing. */
+void agent_out_opts_free(struct agent_out_opts *o);
 /* After the source stopped: the last window written and pushed, all ended. */
 void agent_out_stop(struct agent_out *out);
 void agent_out_counts(struct agent_out *out, struct agent_out_counts *c);

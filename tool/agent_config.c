@@ -15,8 +15,9 @@
  * command line's arguments, which the agent's own parser then reads: the
  * file says nothing the command line could not, and the command line
  * overrides it. agent_config_where() names the file and line an argument
- * came from, for the parser's messages. Called once, from
- * uwprof_cmd_agent(), before anything else happens.
+ * came from, for the parser's messages. Called from uwprof_cmd_agent()
+ * before anything else happens, and again on each SIGHUP (agent_opts.c),
+ * when agent_config_same() tells which keys the file changed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -171,8 +172,8 @@ int agent_config_load(struct agent_config *c, const char *shortopts,
 	int i, ret;
 
 	memset(c, 0, sizeof(*c));
-	c->argc = argc;
-	c->argv = argv;
+	c->argc = c->argc0 = argc;
+	c->argv = c->argv0 = argv;
 	c->path = cfg_path(shortopts, opts, argc, argv);
 	if (!c->path)
 		return 0;
@@ -233,6 +234,38 @@ const char *agent_config_where(const struct agent_config *c, int argi,
 		return "";
 	snprintf(buf, len, "%s:%u: ", c->path, c->lines[argi - 1]);
 	return buf;
+}
+
+/* The next of c's file arguments setting 'key' from *i on, or NULL. */
+static const char *cfg_next(const struct agent_config *c, const char *key,
+			    int *i)
+{
+	size_t n = strlen(key);
+
+	for (; *i < c->nr_file; (*i)++) {
+		const char *a = c->file_args[*i];
+
+		if (!strncmp(a + 2, key, n) && a[2 + n] == '=')
+			return a + 3 + n;
+	}
+	return NULL;
+}
+
+int agent_config_same(const struct agent_config *a,
+		      const struct agent_config *b, const char *key)
+{
+	const char *va, *vb;
+	int i = 0, j = 0;
+
+	do {
+		va = cfg_next(a, key, &i);
+		vb = cfg_next(b, key, &j);
+		if (!va || !vb)
+			return !va && !vb;
+		i++;
+		j++;
+	} while (!strcmp(va, vb));
+	return 0;
 }
 
 void agent_config_free(struct agent_config *c)

@@ -14,6 +14,8 @@ struct option;
 
 struct agent_config {
 	const char	*path;		/* --config's FILE; NULL: none given */
+	int		argc0;		/* the command line, as given */
+	char		**argv0;
 	int		argc;		/* the arguments to parse: the file's, */
 	char		**argv;		/* then the command line's */
 	int		nr_file;	/* argv[1..nr_file] are the file's */
@@ -36,6 +38,9 @@ int agent_config_load(struct agent_config *c, const char *shortopts,
 const char *agent_config_where(const struct agent_config *c, int argi,
 			       char *buf, size_t len);
 void agent_config_free(struct agent_config *c);
+/* 1 when the files of 'a' and 'b' set 'key' to the same values in order. */
+int agent_config_same(const struct agent_config *a,
+		      const struct agent_config *b, const char *key);
 
 /*
  * Option values as the file and the command line spell them: a SIZE in

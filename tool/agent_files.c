@@ -74,15 +74,10 @@ static int files_stale_tmp(const char *name)
 	return files_ours(base);
 }
 
-int agent_files_init(struct agent_files *f, const char *dir,
-		     uint64_t keep_files, uint64_t keep_bytes, char *err,
-		     size_t errlen)
+int agent_files_check(const char *dir, char *err, size_t errlen)
 {
-	struct dirent *de;
 	struct stat st;
-	DIR *d;
 
-	memset(f, 0, sizeof(*f));
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return -errno;
@@ -95,6 +90,21 @@ int agent_files_init(struct agent_files *f, const char *dir,
 		snprintf(err, errlen, "%s: %s", dir, strerror(e));
 		return -e;
 	}
+	return 0;
+}
+
+int agent_files_init(struct agent_files *f, const char *dir,
+		     uint64_t keep_files, uint64_t keep_bytes, char *err,
+		     size_t errlen)
+{
+	struct dirent *de;
+	DIR *d;
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	ret = agent_files_check(dir, err, errlen);
+	if (ret)
+		return ret;
 	f->dir = strdup(dir);
 	if (!f->dir) {
 		snprintf(err, errlen, "out of memory");

@@ -10,6 +10,12 @@
  * most two are held at once. The thread never touches the network: the
  * push has its own, and the recorder's thread only opens and closes
  * window files.
+ *
+ * A reload (SIGHUP, agent_opts.c) hands this thread new settings, which it
+ * takes when the window in progress has ended, before writing it: that
+ * window keeps its span and samples, its profile goes where the new
+ * settings say, and the window after it (already asked for) is moved to
+ * the new interval's end.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -49,7 +55,202 @@ static int out_ask(struct agent_out *out, uint64_t start, void **h)
 	return ret;
 }
 
-/* Waits for one window, then hands its profile to the directory and the push. */
+/* A reload's copy of the options, every string its own; NULL: no memory. */
+static struct agent_out_opts *opts_dup(const struct agent_out_opts *o)
+{
+	struct agent_out_opts *n = calloc(1, sizeof(*n));
+	size_t i;
+	int bad = !n;
+
+	if (bad)
+		return NULL;
+	*n = *o;
+	n->dir = o->dir ? strdup(o->dir) : NULL;
+	n->push_url = o->push_url ? strdup(o->push_url) : NULL;
+	n->push_name = o->push_name ? strdup(o->push_name) : NULL;
+	n->push_headers = calloc(o->nr_push_headers + 1, sizeof(char *));
+	bad = (o->dir && !n->dir) || (o->push_url && !n->push_url) ||
+	      (o->push_name && !n->push_name) || !n->push_headers;
+	for (i = 0; !bad && i < o->nr_push_headers; i++)
+		bad = !(n->push_headers[i] = strdup(o->push_headers[i]));
+	n->nr_push_headers = bad ? i : o->nr_push_headers;
+	if (!bad)
+		return n;
+	agent_out_opts_free(n);
+	return NULL;
+}
+
+void agent_out_opts_free(struct agent_out_opts *o)
+{
+	size_t i;
+
+	if (!o)
+		return;
+	for (i = 0; o->push_headers && i < o->nr_push_headers; i++) {
+		/* Headers may hold a secret: not left in freed memory. */
+		explicit_bzero((char *)o->push_headers[i],
+			       strlen(o->push_headers[i]));
+		free((char *)o->push_headers[i]);
+	}
+	free(o->push_headers);
+	free((char *)o->dir);
+	free((char *)o->push_url);
+	free((char *)o->push_name);
+	free(o);
+}
+
+int agent_out_reload(struct agent_out *out, const struct agent_out_opts *o)
+{
+	struct agent_out_opts *n = opts_dup(o), *old;
+
+	if (!n)
+		return -ENOMEM;
+	pthread_mutex_lock(&out->lock);
+	old = out->pending;
+	out->pending = n;
+	pthread_mutex_unlock(&out->lock);
+	agent_out_opts_free(old);
+	return 0;
+}
+
+/* The output thread: the directory as 'n' says, its counts kept. */
+static void out_files_apply(struct agent_out *out,
+			    const struct agent_out_opts *n)
+{
+	struct agent_files nf, old = out->files;
+	int had = out->has_files;
+	char err[512];
+
+	if (n->dir && had && !strcmp(n->dir, out->files.dir)) {
+		pthread_mutex_lock(&out->lock);
+		out->files.keep_files = n->keep_files;
+		out->files.keep_bytes = n->keep_bytes;
+		pthread_mutex_unlock(&out->lock);
+		return;
+	}
+	if (n->dir && agent_files_init(&nf, n->dir, n->keep_files,
+				       n->keep_bytes, err, sizeof(err))) {
+		fprintf(stderr,
+			"uwprof agent: reload: --output-dir %s; the profiles go where they went\n",
+			err);
+		return;
+	}
+	pthread_mutex_lock(&out->lock);
+	if (had) {
+		out->base.files_written += old.written;
+		out->base.files_removed += old.removed;
+		out->base.file_errors += old.errors;
+	}
+	if (n->dir)
+		out->files = nf;
+	out->has_files = n->dir != NULL;
+	pthread_mutex_unlock(&out->lock);
+	if (had)
+		agent_files_fini(&old);
+}
+
+static int str_differ(const char *a, const char *b)
+{
+	return (!a != !b) || (a && strcmp(a, b));
+}
+
+/* Whether 'n' pushes otherwise than out->o. */
+static int push_changed(const struct agent_out *out,
+			const struct agent_out_opts *n)
+{
+	const struct agent_out_opts *o = &out->o;
+	size_t i;
+
+	if (!out->has_push || str_differ(o->push_url, n->push_url) ||
+	    str_differ(o->push_name, n->push_name) ||
+	    o->push_timeout_s != n->push_timeout_s ||
+	    o->nr_push_headers != n->nr_push_headers)
+		return 1;
+	for (i = 0; i < n->nr_push_headers; i++)
+		if (strcmp(o->push_headers[i], n->push_headers[i]))
+			return 1;
+	return 0;
+}
+
+/* p's counters added to *c ('add'), or put there. */
+static void push_counts(struct agent_push *p, struct agent_out_counts *c,
+			int add)
+{
+	/* Once the push has stopped, its counters are final and unlocked. */
+	if (p->running)
+		pthread_mutex_lock(&p->lock);
+	if (!add)
+		memset(c, 0, sizeof(*c));
+	c->pushed += p->pushed;
+	c->push_failed += p->failed;
+	c->push_retries += p->retries;
+	c->push_dropped += p->dropped;
+	if (p->running)
+		pthread_mutex_unlock(&p->lock);
+}
+
+/* The output thread: the push as 'n' says; the old one sends what it holds. */
+static void out_push_apply(struct agent_out *out,
+			   const struct agent_out_opts *n)
+{
+	struct agent_out_counts was = { 0 }, now = { 0 };
+	char err[512] = "";
+	int ret = 0;
+
+	if (!n->push_url && !out->has_push)
+		return;
+	if (n->push_url && !push_changed(out, n))
+		return;
+	if (out->has_push) {
+		/*
+		 * /metrics counts what it had (has_push 0: it stops unread),
+		 * then what it does while it sends what it holds.
+		 */
+		pthread_mutex_lock(&out->lock);
+		push_counts(&out->push, &was, 0);
+		push_counts(&out->push, &out->base, 1);
+		out->has_push = 0;
+		pthread_mutex_unlock(&out->lock);
+		agent_push_stop(&out->push);
+		push_counts(&out->push, &now, 0);
+	}
+	pthread_mutex_lock(&out->lock);
+	out->base.pushed += now.pushed - was.pushed;
+	out->base.push_failed += now.push_failed - was.push_failed;
+	out->base.push_retries += now.push_retries - was.push_retries;
+	out->base.push_dropped += now.push_dropped - was.push_dropped;
+	if (n->push_url) {
+		ret = agent_push_start(&out->push, n, err, sizeof(err));
+		out->has_push = !ret;
+	}
+	pthread_mutex_unlock(&out->lock);
+	if (ret)
+		fprintf(stderr, "uwprof agent: reload: %s; no push until a reload or restart that works\n",
+			err);
+}
+
+/* The output thread, between two windows: a reload's settings taken. */
+static void out_apply(struct agent_out *out)
+{
+	struct agent_out_opts *n;
+
+	pthread_mutex_lock(&out->lock);
+	n = out->pending;
+	out->pending = NULL;
+	pthread_mutex_unlock(&out->lock);
+	if (!n)
+		return;
+	out_files_apply(out, n);
+	out_push_apply(out, n);
+	out->o = *n;
+	agent_out_opts_free(out->own);
+	out->own = n;
+}
+
+/*
+ * Waits for one window, then hands its profile to the directory and the
+ * push, as a reload made meanwhile says.
+ */
 static void out_one(struct agent_out *out, void *h)
 {
 	uint64_t span[2], off;
@@ -59,6 +260,7 @@ static void out_one(struct agent_out *out, void *h)
 	int st;
 
 	st = out->src.wait(out->src.ctx, h, &buf, &len, span, msg, sizeof(msg));
+	out_apply(out);
 	if (st != 200) {
 		/* 503: a window not begun when the agent stopped; no news. */
 		if (st != 503) {
@@ -80,11 +282,15 @@ static void out_one(struct agent_out *out, void *h)
 		free(buf);
 }
 
+static uint64_t out_len(const struct agent_out *out)
+{
+	return (uint64_t)out->o.interval_s * 1000000000ULL;
+}
+
 static void *out_main(void *arg)
 {
 	struct agent_out *out = arg;
-	uint64_t len = (uint64_t)out->o.interval_s * 1000000000ULL;
-	uint64_t t = clock_ns(CLOCK_MONOTONIC);
+	uint64_t t = clock_ns(CLOCK_MONOTONIC), len;
 	void *cur, *next;
 	int ret;
 
@@ -97,9 +303,13 @@ static void *out_main(void *arg)
 			ret = out_ask(out, t, &cur);
 			continue;
 		}
+		len = out_len(out);
 		ret = out_ask(out, t + len, &next);
 		out_one(out, cur);
 		t += len;
+		/* A reload's new interval: the next window already ends there. */
+		if (!ret && out_len(out) != len && out->src.retime)
+			out->src.retime(out->src.ctx, next, t + out_len(out));
 		cur = next;
 	}
 	return NULL;
@@ -114,6 +324,7 @@ int agent_out_start(struct agent_out *out, const struct agent_out_opts *o,
 	memset(out, 0, sizeof(*out));
 	out->o = *o;
 	out->src = *src;
+	pthread_mutex_init(&out->lock, NULL);
 	if (o->dir) {
 		ret = agent_files_init(&out->files, o->dir, o->keep_files,
 				       o->keep_bytes, err, errlen);
@@ -143,6 +354,7 @@ int agent_out_start(struct agent_out *out, const struct agent_out_opts *o,
 out_files:
 	if (out->has_files)
 		agent_files_fini(&out->files);
+	pthread_mutex_destroy(&out->lock);
 	return ret;
 }
 
@@ -156,28 +368,30 @@ void agent_out_stop(struct agent_out *out)
 		agent_push_stop(&out->push);
 	if (out->has_files)
 		agent_files_fini(&out->files);
+	agent_out_opts_free(out->pending);
+	agent_out_opts_free(out->own);
+	out->pending = out->own = NULL;
+	/* The lock stays: agent_out_counts() may still be asked. */
 }
 
 void agent_out_counts(struct agent_out *out, struct agent_out_counts *c)
 {
-	memset(c, 0, sizeof(*c));
+	pthread_mutex_lock(&out->lock);
+	*c = out->base;
 	c->windows = __atomic_load_n(&out->windows, __ATOMIC_RELAXED);
 	c->windows_failed = __atomic_load_n(&out->windows_failed,
 					    __ATOMIC_RELAXED);
-	c->files_written = __atomic_load_n(&out->files.written, __ATOMIC_RELAXED);
-	c->files_removed = __atomic_load_n(&out->files.removed, __ATOMIC_RELAXED);
-	c->file_errors = __atomic_load_n(&out->files.errors, __ATOMIC_RELAXED);
-	if (!out->has_push)
-		return;
-	/* Once the push has stopped, its counters are final and unlocked. */
-	if (out->push.running)
-		pthread_mutex_lock(&out->push.lock);
-	c->pushed = out->push.pushed;
-	c->push_failed = out->push.failed;
-	c->push_retries = out->push.retries;
-	c->push_dropped = out->push.dropped;
-	if (out->push.running)
-		pthread_mutex_unlock(&out->push.lock);
+	if (out->has_files) {
+		c->files_written += __atomic_load_n(&out->files.written,
+						    __ATOMIC_RELAXED);
+		c->files_removed += __atomic_load_n(&out->files.removed,
+						    __ATOMIC_RELAXED);
+		c->file_errors += __atomic_load_n(&out->files.errors,
+						  __ATOMIC_RELAXED);
+	}
+	if (out->has_push)
+		push_counts(&out->push, c, 1);
+	pthread_mutex_unlock(&out->lock);
 }
 
 int agent_out_headers_read(const char *path, const char ***hdrs, size_t *n,

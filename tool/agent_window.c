@@ -481,9 +481,27 @@ static int period_wait(void *ctx, void *h, uint8_t **buf, size_t *len,
 	return wins_wait(ctx, h, NULL, &every, buf, len, span, msg, msglen);
 }
 
+static void period_retime(void *ctx, void *h, uint64_t end_ns)
+{
+	struct agent_wins *ws = ctx;
+	struct agent_win *win = h;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&ws->lock);
+	if ((win->state == WIN_PENDING || win->state == WIN_OPEN) &&
+	    end_ns > win->start_ns) {
+		win->end_ns = end_ns;
+		/* The recorder's next tick is due at another time now. */
+		if (write(ws->wake_fd, &one, sizeof(one)) < 0)
+			one = 0;
+	}
+	pthread_mutex_unlock(&ws->lock);
+}
+
 void agent_wins_period_src(struct agent_wins *ws, struct agent_period_src *src)
 {
 	src->queue = period_queue;
 	src->wait = period_wait;
+	src->retime = period_retime;
 	src->ctx = ws;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The sampling session both front-ends run ('uwprof record', 'uwprof
- * agent'): SIGINT/SIGTERM/SIGCHLD through a signalfd, the device opened
+ * agent'): SIGINT/SIGTERM/SIGHUP/SIGCHLD through a signalfd (SIGHUP
+ * stops, or asks the agent to reload its --config), the device opened
  * and its START flags chosen from the options and what it can do, START
  * with the rings mapped and their reader thread running, the wait of the
  * main loop, and freeing the recorder's state.
@@ -43,6 +44,8 @@ static void read_signals(struct recorder *r)
 	while (read(r->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			rec_reap(r);
+		else if (si.ssi_signo == SIGHUP && r->hup_reload)
+			r->reload = 1;
 		else
 			r->stop = 1;
 	}

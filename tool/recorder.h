@@ -225,6 +225,8 @@ struct recorder {
 	int		child_done;
 	int		sigfd;
 	int		stop;
+	int		hup_reload;	/* agent --config: SIGHUP sets reload, not stop */
+	int		reload;
 	int		output_failed;
 	uint64_t	t_start, t_end;
 	struct rec_obj	*objs;		/* in order of id */

@@ -10,7 +10,9 @@
  * directory are left alone, a temporary file left by a killed agent is
  * removed, and failures (the directory removed, a file size limit, a
  * profile larger than the byte budget) are said once per kind, counted,
- * and the writes resume when the cause is gone.
+ * and the writes resume when the cause is gone. A reload (SIGHUP's new
+ * settings) while a window is in progress: that window is not cut and
+ * goes where the new settings say, the next has the new interval.
  *
  *   agent-out-test SCRATCH-DIR
  */
@@ -46,6 +48,8 @@ struct fake_src {
 	size_t		size;		/* bytes of each profile */
 	uint64_t	spans[64][2];	/* as asked, in order */
 	size_t		nr_spans;
+	uint64_t	got[64][2];	/* as handed out, in order */
+	size_t		nr_got;
 };
 
 static uint64_t mono(void)
@@ -109,6 +113,11 @@ static int fake_wait(void *ctx, void *h, uint8_t **buf, size_t *len,
 	}
 	span[0] = w->start;
 	span[1] = s->stopping && mono() < w->end ? mono() : w->end;
+	if (s->nr_got < 64) {
+		s->got[s->nr_got][0] = span[0];
+		s->got[s->nr_got][1] = span[1];
+		s->nr_got++;
+	}
 	pthread_mutex_unlock(&s->lock);
 	free(w);
 	p = malloc(s->size);
@@ -120,6 +129,18 @@ static int fake_wait(void *ctx, void *h, uint8_t **buf, size_t *len,
 	*buf = (uint8_t *)p;
 	*len = s->size;
 	return 200;
+}
+
+/* As the recorder's windows: a new end for a window not handed out yet. */
+static void fake_retime(void *ctx, void *h, uint64_t end)
+{
+	struct fake_src *s = ctx;
+	struct fake_win *w = h;
+
+	pthread_mutex_lock(&s->lock);
+	w->end = end;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
 }
 
 static void fake_stop(struct fake_src *s)
@@ -236,7 +257,7 @@ static void check_rotation(const char *top)
 	fake_init(&s, 100);
 	o = opts(dir, 1, 3, 1 << 20);
 	ok(!agent_out_start(&out, &o, &(struct agent_period_src){
-			fake_queue, fake_wait, &s }, err, sizeof(err)),
+			fake_queue, fake_wait, &s, fake_retime }, err, sizeof(err)),
 	   "rotation: starts on %s", dir);
 	ok(access(p, F_OK) && errno == ENOENT,
 	   "a temporary file an earlier agent left is removed at start");
@@ -278,7 +299,7 @@ static void check_bytes(const char *top, struct capture *log)
 	fake_init(&s, 1000);
 	o = opts(dir, 1, 100, 2500);
 	ok(!agent_out_start(&out, &o, &(struct agent_period_src){
-			fake_queue, fake_wait, &s }, err, sizeof(err)),
+			fake_queue, fake_wait, &s, fake_retime }, err, sizeof(err)),
 	   "bytes: starts, creating %s", dir);
 	run_for(&out, &s, 4.5);
 	agent_out_counts(&out, &c);
@@ -289,7 +310,7 @@ static void check_bytes(const char *top, struct capture *log)
 
 	fake_init(&s, 3000);
 	ok(!agent_out_start(&out, &o, &(struct agent_period_src){
-			fake_queue, fake_wait, &s }, err, sizeof(err)),
+			fake_queue, fake_wait, &s, fake_retime }, err, sizeof(err)),
 	   "bytes: starts again");
 	run_for(&out, &s, 2.5);
 	agent_out_counts(&out, &c);
@@ -315,7 +336,7 @@ static void check_failures(const char *top, struct capture *log)
 	fake_init(&s, 100);
 	o = opts(dir, 1, 100, 1 << 20);
 	ok(!agent_out_start(&out, &o, &(struct agent_period_src){
-			fake_queue, fake_wait, &s }, err, sizeof(err)),
+			fake_queue, fake_wait, &s, fake_retime }, err, sizeof(err)),
 	   "failures: starts on %s", dir);
 	usleep(1500000);
 	list_dir(dir, &l);
@@ -369,15 +390,83 @@ static void check_bad_dir(const char *top)
 	close(fd);
 	o = opts(dir, 1, 3, 1000);
 	ok(agent_out_start(&out, &o, &(struct agent_period_src){
-			fake_queue, fake_wait, &s }, err, sizeof(err)) == -ENOTDIR &&
+			fake_queue, fake_wait, &s, fake_retime }, err, sizeof(err)) == -ENOTDIR &&
 	   out.files_failed && strstr(err, dir),
 	   "a file given as the directory is refused: %s", err);
 	snprintf(dir, sizeof(dir), "%s/no/such/parent", top);
 	o.dir = dir;
 	ok(agent_out_start(&out, &o, &(struct agent_period_src){
-			fake_queue, fake_wait, &s }, err, sizeof(err)) == -ENOENT &&
+			fake_queue, fake_wait, &s, fake_retime }, err, sizeof(err)) == -ENOENT &&
 	   out.files_failed, "a directory whose parent is missing is refused: %s",
 	   err);
+}
+
+/*
+ * A reload (agent_out_reload()) while a window is in progress: that window
+ * keeps its span and goes to the new directory, the next one has the new
+ * interval and follows it without a gap, the counts carry on; a reload
+ * whose directory cannot be used is said and changes nothing.
+ */
+static void check_reload(const char *top, struct capture *log)
+{
+	struct agent_out_opts o;
+	struct agent_out_counts c;
+	struct agent_out out;
+	struct fake_src s;
+	struct listing la, lb;
+	char da[256], db[256], bad[300], err[256];
+	const uint64_t sec = 1000000000ULL;
+	uint64_t t0;
+	size_t i;
+	int gapless = 1, fd;
+
+	snprintf(da, sizeof(da), "%s/reload-a", top);
+	snprintf(db, sizeof(db), "%s/reload-b", top);
+	/* A directory under a regular file: never usable. */
+	snprintf(bad, sizeof(bad), "%s/reload-file", top);
+	fd = open(bad, O_CREAT | O_WRONLY, 0644);
+	close(fd);
+	strcat(bad, "/dir");
+	fake_init(&s, 100);
+	o = opts(da, 1, 100, 1 << 20);
+	t0 = mono();
+	ok(!agent_out_start(&out, &o, &(struct agent_period_src){
+			fake_queue, fake_wait, &s, fake_retime }, err, sizeof(err)),
+	   "reload: starts on %s, 1 s windows", da);
+	/* In the second window: [1, 2) s. */
+	usleep((useconds_t)((t0 + 1300000000ULL - mono()) / 1000));
+	o = opts(db, 2, 100, 1 << 20);
+	ok(!agent_out_reload(&out, &o), "reload to %s, 2 s windows", db);
+	/* In the third window, [2, 4) s: a directory that cannot be used. */
+	usleep((useconds_t)((t0 + 2500000000ULL - mono()) / 1000));
+	o = opts(bad, 1, 100, 1 << 20);
+	ok(!agent_out_reload(&out, &o), "reload to %s", bad);
+	usleep((useconds_t)((t0 + 4600000000ULL - mono()) / 1000));
+	fake_stop(&s);
+	agent_out_stop(&out);
+	agent_out_counts(&out, &c);
+	list_dir(da, &la);
+	list_dir(db, &lb);
+	for (i = 1; i < s.nr_got; i++)
+		gapless &= s.got[i][0] == s.got[i - 1][1];
+	ok(s.nr_got == 4 && gapless &&
+	   s.got[0][1] - s.got[0][0] == sec && s.got[1][1] - s.got[1][0] == sec &&
+	   s.got[2][1] - s.got[2][0] == 2 * sec,
+	   "windows 1 s, 1 s (in progress at the reload: not cut), 2 s (retimed), then the stop's; no gap (%zu)",
+	   s.nr_got);
+	ok(la.n == 1 && file_start(da, la.names[0]) == s.got[0][0],
+	   "the first directory has the window ended before the reload (%zu files)",
+	   la.n);
+	ok(lb.n == 3 && file_start(db, lb.names[0]) == s.got[1][0] &&
+	   file_start(db, lb.names[1]) == s.got[2][0],
+	   "the second has the window in progress at the reload and the later ones (%zu files)",
+	   lb.n);
+	ok(capture_said(log, "reload: --output-dir") == 1 &&
+	   capture_said(log, "the profiles go where they went") == 1,
+	   "a reload to an unusable directory is said once, the profiles go on");
+	ok(c.files_written == 4 && c.windows == 4 && !c.file_errors,
+	   "the counts carry on across directories: %llu written",
+	   (unsigned long long)c.files_written);
 }
 
 int main(int argc, char **argv)
@@ -397,6 +486,7 @@ int main(int argc, char **argv)
 	}
 	check_bytes(argv[1], &log);
 	check_failures(argv[1], &log);
+	check_reload(argv[1], &log);
 	capture_finish(&log);
 	return tap_done();
 }

@@ -596,7 +596,7 @@ static int fake_wait(void *ctx, void *h, uint8_t **buf, size_t *len,
 
 static void check_out(void)
 {
-	struct agent_period_src src = { fake_queue, fake_wait, NULL };
+	struct agent_period_src src = { fake_queue, fake_wait, NULL, NULL };
 	struct agent_out_opts o;
 	struct agent_out_counts c;
 	struct agent_out out;
