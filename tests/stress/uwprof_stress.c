@@ -1178,20 +1178,19 @@ static void *mr_mounter(void *arg)
 	return NULL;
 }
 
-/* A child mapping the file executable and unmapping it for 'ms' ms. */
-static pid_t mr_mapper(const char *path, long ms, int out)
+/*
+ * A child mapping the file open at 'fd' executable and unmapping it for
+ * 'ms' ms (opened before: its path changes all the time).
+ */
+static pid_t mr_mapper(int fd, long ms, int out)
 {
 	struct timespec t0, t;
 	pid_t pid = fork();
 	long n = 0;
 	void *p;
-	int fd;
 
 	if (pid)
 		return pid;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		_exit(1);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
@@ -1266,8 +1265,8 @@ static int cmd_mmaprename(int argc, char **argv)
 	int pfd[2], i, status, ok = 0;
 	uint64_t made = 0;
 	struct drainer d;
+	int fd, lib;
 	long n;
-	int fd;
 
 	if (!s || secs <= 0 || mr_tree(s)) {
 		printf("Bail out! mmaprename: usage: mmaprename SECONDS (a tmpfs under /tmp: %s)\n",
@@ -1283,14 +1282,16 @@ static int cmd_mmaprename(int argc, char **argv)
 	d.rd.on_mmap = on_mr_mmap;
 	d.rd.priv = s;
 	pthread_mutex_unlock(&d.lock);
-	if (pipe(pfd))
+	lib = open(s->path[0], O_RDONLY | O_CLOEXEC);
+	if (lib < 0 || pipe(pfd))
 		return 1;
 	/* The mappers first, so the reader knows their pids. */
 	pthread_mutex_lock(&d.lock);
 	for (i = 0; i < MR_MAPPERS; i++)
-		s->pids[i] = mr_mapper(s->path[0], secs * 1000, pfd[1]);
+		s->pids[i] = mr_mapper(lib, secs * 1000, pfd[1]);
 	pthread_mutex_unlock(&d.lock);
 	close(pfd[1]);
+	close(lib);
 	pthread_create(&th[0], NULL, mr_renamer, s);
 	pthread_create(&th[1], NULL, mr_mounter, s);
 	for (i = 0; i < MR_MAPPERS; i++) {
