@@ -401,6 +401,7 @@ void uwprof_offcpu_free(struct uwprof_sampler *sp);
 bool uwprof_mmap_available(void);
 int uwprof_mmap_get(void);
 void uwprof_mmap_put(void);
+void uwprof_mmap_exit(void);
 
 /* lifecycle.c */
 int uwprof_lifecycle_init(void);

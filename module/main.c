@@ -105,6 +105,8 @@ sample_exit:
 static void __exit uwprof_exit(void)
 {
 	uwprof_dev_exit();
+	/* No session is left: only MMAP callbacks may still be queued. */
+	uwprof_mmap_exit();
 	uwprof_nmi_test_exit();
 	uwprof_lifecycle_exit();
 	uwprof_sample_exit();

@@ -1528,7 +1528,17 @@ struct mmap_tally {
 	uint64_t later;		/* mapped after the exec: libraries */
 	uint64_t vdso;
 	uint64_t bad;		/* wrong pgoff or tid, a path not a file */
+	uint64_t exec_ns;	/* the exec's EXIT record */
+	uint64_t last_exec_map_ns;	/* the latest UWPROF_MMAP_EXEC record */
 };
+
+static void on_mmap_exit(const struct uwprof_rec_exit *e, void *priv)
+{
+	struct mmap_tally *t = priv;
+
+	if ((pid_t)e->pid == t->pid && e->exec)
+		t->exec_ns = e->time_ns;
+}
 
 static void on_mmap_rec(const struct uwprof_rec_mmap *m, void *priv)
 {
@@ -1545,6 +1555,8 @@ static void on_mmap_rec(const struct uwprof_rec_mmap *m, void *priv)
 	}
 	if (stat(m->path, &st) || st.st_ino != m->ino)
 		t->bad++;
+	if (m->flags & UWPROF_MMAP_EXEC && m->time_ns > t->last_exec_map_ns)
+		t->last_exec_map_ns = m->time_ns;
 	if (!(m->flags & UWPROF_MMAP_EXEC))
 		t->later++;
 	else if (strstr(m->path, "/uwprof_chain"))
@@ -1557,7 +1569,9 @@ static void on_mmap_rec(const struct uwprof_rec_mmap *m, void *priv)
  * A child that execs the chain, system-wide with MMAP records: the exec's
  * own mappings (the program, its interpreter) carry UWPROF_MMAP_EXEC with
  * the file's path and inode, the libraries the interpreter maps later do
- * not, and the vDSO has its record; without the flag, no record.
+ * not, and the vDSO has its record; without the flag, no record. The
+ * exec's records are dated before its EXIT record, wherever each lies in
+ * the rings (the records are written on the way back to user space).
  */
 TEST_F(sampling, mmap_records)
 {
@@ -1573,7 +1587,7 @@ TEST_F(sampling, mmap_records)
 	self->rd.on_mmap = on_mmap_rec;
 	self->rd.priv = &mt;
 	self->rd.on_sample = NULL;
-	self->rd.on_exit = NULL;
+	self->rd.on_exit = on_mmap_exit;
 	for (round = 0; round < 2; round++) {
 		uint32_t flags = UWPROF_START_SYSTEM_WIDE |
 				 (round ? 0 : UWPROF_START_MMAP);
@@ -1601,6 +1615,9 @@ TEST_F(sampling, mmap_records)
 		}
 		EXPECT_EQ(0, mt.bad);
 		EXPECT_GE(mt.exec_chain, 1) TH_LOG("the program's code, mapped by its exec");
+		EXPECT_NE(0, mt.exec_ns) TH_LOG("the exec's EXIT record");
+		EXPECT_LT(mt.last_exec_map_ns, mt.exec_ns)
+			TH_LOG("the exec's mappings are dated before its EXIT record");
 		EXPECT_EQ(1, mt.vdso);
 		/* A dynamic program: ld.so by the exec, libc after it. */
 		if (mt.exec_other || mt.later) {

@@ -20,6 +20,8 @@
  *	uwprof_stress lifecycle PROCS EXEC	processes that fork (the child
  *						inherits) and exec (held) while
  *						sampling system-wide
+ *	uwprof_stress mmaprename SECONDS	MMAP records of a file whose
+ *						path is renamed meanwhile
  *
  * Each prints TAP lines ("ok N - ..." / "not ok N - ...") with the figure
  * it measured (calls, processes, cycles, seconds) and exits non-zero when
@@ -29,6 +31,7 @@
 
 #include <pthread.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 
 /* xorshift64*: each thread keeps its own state. */
 static uint64_t rnd(uint64_t *st)
@@ -1105,6 +1108,236 @@ static int cmd_lifecycle(int argc, char **argv)
 	return tap_status();
 }
 
+/* ---- MMAP records while paths are renamed and mounts change ---- */
+
+#define MR_DEPTH	48	/* directories between the renamed one and the file */
+#define MR_MAPPERS	2
+
+struct mr_state {
+	char dir[64];			/* a tmpfs of its own */
+	char path[2][PATH_MAX];		/* the file, under "a" and under "b" */
+	struct stat st;			/* the file's identity */
+	pid_t pids[MR_MAPPERS];
+	volatile int stop;
+	uint64_t renames, mounts, rename_err, mount_err;
+	/* From the drainer thread: the mappers' records. */
+	uint64_t with_path, pathless, wrong;
+};
+
+static void on_mr_mmap(const struct uwprof_rec_mmap *m, void *priv)
+{
+	struct mr_state *s = priv;
+	int i;
+
+	for (i = 0; i < MR_MAPPERS; i++)
+		if ((pid_t)m->pid == s->pids[i])
+			break;
+	if (i == MR_MAPPERS)
+		return;
+	if (m->ino != s->st.st_ino || m->dev_major != major(s->st.st_dev) ||
+	    m->dev_minor != minor(s->st.st_dev) || (m->flags & UWPROF_MMAP_VDSO))
+		s->wrong++;
+	else if (m->flags & UWPROF_MMAP_PATH_CUT)
+		s->pathless++;
+	else if (!strcmp(m->path, s->path[0]) || !strcmp(m->path, s->path[1]))
+		s->with_path++;
+	else
+		s->wrong++;
+}
+
+/* Renames "a" to "b" and back, each a new name on the mapped file's path. */
+static void *mr_renamer(void *arg)
+{
+	struct mr_state *s = arg;
+	char a[96], b[96];
+
+	snprintf(a, sizeof(a), "%s/a", s->dir);
+	snprintf(b, sizeof(b), "%s/b", s->dir);
+	while (!s->stop) {
+		if (rename(a, b) || rename(b, a))
+			s->rename_err++;
+		else
+			s->renames += 2;
+	}
+	return NULL;
+}
+
+/* Mounts and unmounts a tmpfs beside the file: mount_lock's writer. */
+static void *mr_mounter(void *arg)
+{
+	struct mr_state *s = arg;
+	char m[96];
+
+	snprintf(m, sizeof(m), "%s/m", s->dir);
+	while (!s->stop) {
+		if (mount("uwprof-mr", m, "tmpfs", 0, NULL) || umount(m))
+			s->mount_err++;
+		else
+			s->mounts++;
+	}
+	return NULL;
+}
+
+/*
+ * A child mapping the file open at 'fd' executable and unmapping it for
+ * 'ms' ms (opened before: its path changes all the time).
+ */
+static pid_t mr_mapper(int fd, long ms, int out)
+{
+	struct timespec t0, t;
+	pid_t pid = fork();
+	long n = 0;
+	void *p;
+
+	if (pid)
+		return pid;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED || munmap(p, 4096))
+			_exit(1);
+		n++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 +
+		 (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+	_exit(write(out, &n, sizeof(n)) == sizeof(n) ? 0 : 1);
+}
+
+/* The tree: DIR/a/d00/.../dNN/lib, a page of a file, and DIR/m. */
+static int mr_tree(struct mr_state *s)
+{
+	char buf[4096] = { 0 };
+	size_t n;
+	int i, fd;
+
+	snprintf(s->dir, sizeof(s->dir), "/tmp/uwprof-mr.XXXXXX");
+	if (!mkdtemp(s->dir) || mount("uwprof-mr", s->dir, "tmpfs", 0, NULL))
+		return -1;
+	for (i = 0; i < 2; i++) {
+		n = (size_t)snprintf(s->path[i], sizeof(s->path[i]), "%s/%c",
+				     s->dir, i ? 'b' : 'a');
+		for (int k = 0; k < MR_DEPTH; k++)
+			n += (size_t)snprintf(s->path[i] + n, sizeof(s->path[i]) - n,
+					      "/d%02d", k);
+		snprintf(s->path[i] + n, sizeof(s->path[i]) - n, "/lib");
+	}
+	snprintf(buf, sizeof(buf), "%s/m", s->dir);
+	if (mkdir(buf, 0755))
+		return -1;
+	/* mkdir -p of path[0]'s directories */
+	strcpy(buf, s->path[0]);
+	for (n = strlen(s->dir) + 1; buf[n]; n++) {
+		if (buf[n] != '/')
+			continue;
+		buf[n] = 0;
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -1;
+		buf[n] = '/';
+	}
+	memset(buf, 0, sizeof(buf));
+	fd = open(s->path[0], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (fd < 0 || write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf) ||
+	    fstat(fd, &s->st)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * mmaprename SECONDS: MMAP records of a file mapped executable over and
+ * over by two processes while a thread renames a directory on the file's
+ * path and another mounts and unmounts a tmpfs, so that resolving the
+ * path races a rename or a mount (rename_lock's and mount_lock's writers;
+ * spinlock_t, sleeping locks on PREEMPT_RT). Every record of the mappers
+ * names the file by one of its two paths, or by none (counted), with the
+ * file's device and inode. On a PREEMPT_RT debug kernel this is the
+ * scenario that shows the MMAP probe taking a sleeping lock.
+ */
+static int cmd_mmaprename(int argc, char **argv)
+{
+	long secs = argc > 2 ? strtol(argv[2], NULL, 0) : 20;
+	struct mr_state *s = calloc(1, sizeof(*s));
+	struct uwprof_stats st;
+	pthread_t th[2];
+	int pfd[2], i, status, ok = 0;
+	uint64_t made = 0;
+	struct drainer d;
+	int fd, lib;
+	long n;
+
+	if (!s || secs <= 0 || mr_tree(s)) {
+		printf("Bail out! mmaprename: usage: mmaprename SECONDS (a tmpfs under /tmp: %s)\n",
+		       strerror(errno));
+		return 1;
+	}
+	fd = uwg_open();
+	tap(uwt_start(fd, UWPROF_START_SYSTEM_WIDE | UWPROF_START_MMAP, 100,
+		      8, 64, NULL, 0) == 0,
+	    "mmaprename: system-wide session with MMAP records");
+	tap(drainer_start(&d, fd) == 0, "mmaprename: reader mapped the rings");
+	pthread_mutex_lock(&d.lock);
+	d.rd.on_mmap = on_mr_mmap;
+	d.rd.priv = s;
+	pthread_mutex_unlock(&d.lock);
+	lib = open(s->path[0], O_RDONLY | O_CLOEXEC);
+	if (lib < 0 || pipe(pfd))
+		return 1;
+	/* The mappers first, so the reader knows their pids. */
+	pthread_mutex_lock(&d.lock);
+	for (i = 0; i < MR_MAPPERS; i++)
+		s->pids[i] = mr_mapper(lib, secs * 1000, pfd[1]);
+	pthread_mutex_unlock(&d.lock);
+	close(pfd[1]);
+	close(lib);
+	pthread_create(&th[0], NULL, mr_renamer, s);
+	pthread_create(&th[1], NULL, mr_mounter, s);
+	for (i = 0; i < MR_MAPPERS; i++) {
+		if (waitpid(s->pids[i], &status, 0) == s->pids[i] &&
+		    WIFEXITED(status) && !WEXITSTATUS(status))
+			ok++;
+	}
+	while (read(pfd[0], &n, sizeof(n)) == sizeof(n))
+		made += (uint64_t)n;
+	close(pfd[0]);
+	s->stop = 1;
+	pthread_join(th[0], NULL);
+	pthread_join(th[1], NULL);
+	tap(ok == MR_MAPPERS && made > 0,
+	    "mmaprename: %llu executable mappings by %d processes in %ld s",
+	    (unsigned long long)made, ok, secs);
+	tap(s->renames > 0 && s->rename_err == 0,
+	    "mmaprename: %llu renames on the path meanwhile (%llu failed)",
+	    (unsigned long long)s->renames, (unsigned long long)s->rename_err);
+	tap(s->mounts > 0 && s->mount_err == 0,
+	    "mmaprename: %llu mounts and unmounts beside it (%llu failed)",
+	    (unsigned long long)s->mounts, (unsigned long long)s->mount_err);
+	tap(uwt_ioctl(fd, UWPROF_IOC_STOP, NULL) == 0, "mmaprename: STOP");
+	drainer_join(&d);
+	uwt_rings_drain(&d.r, &d.rd);
+	uwt_stats(fd, &st);
+	tap(s->with_path > 0 && s->wrong == 0,
+	    "mmaprename: %llu records name the file by one of its paths, %llu by none, %llu wrongly",
+	    (unsigned long long)s->with_path, (unsigned long long)s->pathless,
+	    (unsigned long long)s->wrong);
+	tap(st.mmap_records == d.rd.c.mmaps && d.rd.c.bad == 0,
+	    "mmaprename: the reader got every MMAP record written (%llu of %llu, %llu throttled, %llu lost)",
+	    (unsigned long long)d.rd.c.mmaps,
+	    (unsigned long long)st.mmap_records,
+	    (unsigned long long)st.mmap_throttled,
+	    (unsigned long long)d.rd.c.lost);
+	tap(st.mmap_records + st.mmap_throttled + st.lost >= made,
+	    "mmaprename: every mapping written, throttled or lost");
+	uwt_rings_unmap(&d.r);
+	close(fd);
+	umount(s->dir);
+	rmdir(s->dir);
+	free(s);
+	return tap_status();
+}
+
 /* ---- load/unload cycles ---- */
 
 static int sys_rmmod(void)
@@ -1778,7 +2011,9 @@ int main(int argc, char **argv)
 		return cmd_sessions(argc, argv);
 	if (!strcmp(cmd, "lifecycle"))
 		return cmd_lifecycle(argc, argv);
-	fprintf(stderr, "usage: %s fuzz|churn|unload|hotplug|overflow|memcap|sessions|lifecycle ...\n",
+	if (!strcmp(cmd, "mmaprename"))
+		return cmd_mmaprename(argc, argv);
+	fprintf(stderr, "usage: %s fuzz|churn|unload|hotplug|overflow|memcap|sessions|lifecycle|mmaprename ...\n",
 		argv[0]);
 	return 2;
 }

@@ -835,11 +835,13 @@ struct uwprof_rec_comm {
 
 /* uwprof_rec_mmap.flags */
 #define UWPROF_MMAP_VDSO	(1U << 0)	/* the vDSO: no file, no path */
-#define UWPROF_MMAP_PATH_CUT	(1U << 1)	/* path unknown or too long: none */
+/* Path unknown or too long, none: the file only by device and inode. */
+#define UWPROF_MMAP_PATH_CUT	(1U << 1)
 /*
  * Made by execve while it loaded the new image (the program and its
- * interpreter): such records come before the exec's UWPROF_REC_EXIT, and
- * the process's earlier mappings are gone.
+ * interpreter): such records are dated before the exec's UWPROF_REC_EXIT
+ * (they may follow it in the ring), and the process's earlier mappings
+ * are gone.
  */
 #define UWPROF_MMAP_EXEC	(1U << 2)
 
@@ -847,9 +849,12 @@ struct uwprof_rec_comm {
  * A traced process mapped executable code (UWPROF_START_MMAP): [start, end)
  * of the file at 'path' (as seen from the process's root) from byte 'pgoff'
  * on, the file's identity when it was mapped, then the NUL-terminated path
- * padded with zeros to the record's size. Written on the CPU that ran the
- * mmap; the reader is woken at once when the process has mappings in the
- * session (a library loaded into a profiled process).
+ * padded with zeros to the record's size. time_ns is the mapping's; the
+ * record is written when the mapping task returns to user space, before
+ * it runs the code, on the CPU it returns on: order records by time_ns,
+ * not by their place in the rings. The reader is woken at once when the
+ * process has mappings in the session (a library loaded into a profiled
+ * process).
  */
 struct uwprof_rec_mmap {
 	struct uwprof_rec_hdr hdr;
