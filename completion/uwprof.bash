@@ -140,14 +140,14 @@ _uwprof()
 			_uwprof_reply -W "'X-Scope-OrgID: '" -- "$cur"
 			return 0 ;;
 		--listen|--allow-host|--interval|--keep-files|--keep-bytes|--push|\
-		--push-name|--push-timeout)
+		--push-name|--push-timeout|--otlp)
 			return 0 ;;
 		esac
 		opts="--config --socket --socket-mode --socket-group --listen --allow-host
 		      --token-file --user -F --freq -a --all-cpus -p --pid --cgroup
 		      --comm --cache-dir --output-dir --interval --keep-files
 		      --keep-bytes --push --push-name --push-header
-		      --push-header-file --push-timeout --help"
+		      --push-header-file --push-timeout --otlp --help"
 		;;
 	status)
 		opts="--help"

@@ -10,8 +10,8 @@
  * only to the profile windows that requests have open (agent_window.c).
  * libmicrohttpd's threads wait for their windows; this thread runs the
  * recorder. Processes that are gone are dropped from its state. With
- * --output-dir or --push, consecutive windows of the whole host are also
- * written and pushed (agent_output.c).
+ * --output-dir, --push or --otlp, consecutive windows of the whole host
+ * are also written and pushed (agent_output.c).
  *
  * HTTP is not served here: the socket is bound here, then handed to a
  * front end forked before sampling starts (agent_front.c), which drops
@@ -146,7 +146,7 @@ static int agent_serve(struct recorder *r, const struct agent_opts *a,
 		uwprof_rreader_finish(&r->rr);
 		return code;
 	}
-	if (a->out.dir || a->out.push_url) {
+	if (a->out.dir || a->out.push_url || a->out.otlp_url) {
 		agent_wins_period_src(&ws, &psrc);
 		/* The rate sampled at: the kernel's limit may have lowered -F. */
 		oo.freq = r->o.freq;

@@ -441,6 +441,15 @@ struct agent_period_src {
 	 * window. NULL: the windows keep their span as asked.
 	 */
 	void	(*retime)(void *ctx, void *h, uint64_t end_ns);
+	/*
+	 * As wait(), and when 'otlp' is not NULL the same profile also as a
+	 * malloc'd gzipped OTLP ExportProfilesServiceRequest in *otlp,
+	 * *otlp_len (*otlp NULL when it could not be encoded). NULL: the
+	 * source has no OTLP; wait() is called instead.
+	 */
+	int	(*wait_otlp)(void *ctx, void *h, uint8_t **buf, size_t *len,
+			     uint8_t **otlp, size_t *otlp_len, uint64_t span[2],
+			     char *msg, size_t msglen);
 };
 
 /* agent_window.c: the recorder's windows as such a source. */
@@ -455,7 +464,8 @@ struct agent_out_opts {
 	const char	*push_name;	/* NULL: uwprof{hostname=HOST} */
 	const char	**push_headers;	/* "Name: value" */
 	size_t		nr_push_headers;	/* at most AGENT_MAX_PUSH_HEADERS */
-	unsigned int	push_timeout_s;
+	unsigned int	push_timeout_s;	/* --push's and --otlp's */
+	const char	*otlp_url;	/* --otlp, or NULL */
 	uint32_t	freq;		/* the sampling rate, told to the server */
 };
 
@@ -543,26 +553,43 @@ struct agent_push {
 	size_t		queued;
 	int		stopping;
 	int		running;
+	int		form;		/* AGENT_PUSH_PYROSCOPE or _OTLP */
 	void		*curl;		/* CURL *, this thread's only */
-	char		*url;		/* URL/ingest, no query */
+	char		*url;		/* URL/ingest, no query; --otlp's as given */
 	char		*name;
 	void		*headers;	/* struct curl_slist * */
 	unsigned int	timeout_ms;
 	unsigned int	retry_ms;	/* first wait before a retry; doubles */
 	uint32_t	freq;
 	uint64_t	pushed, failed, retries, dropped;
+	/* OTLP: 2xx answers with a partial_success, the profiles they reject */
+	uint64_t	partial, rejected;
 	struct agent_once said;
+	int		said_partial;	/* a partial_success's message said */
+};
+
+/* What a push sends, and how. */
+enum {
+	/* --push: a multipart form to URL/ingest (Pyroscope) */
+	AGENT_PUSH_PYROSCOPE,
+	/* --otlp: the gzipped ExportProfilesServiceRequest as the body */
+	AGENT_PUSH_OTLP,
 };
 
 /* Profiles waiting to be pushed, at most; a full queue drops its oldest. */
 #define AGENT_PUSH_QUEUE	4
 /* Tries per profile, while the agent runs (one while it stops). */
 #define AGENT_PUSH_TRIES	3
+/* A 429's or 503's Retry-After (seconds) is waited, up to this. */
+#define AGENT_PUSH_RETRY_AFTER_MAX	60
 
 /* 1 when this build can push (it has libcurl). */
 int agent_push_available(void);
-/* Whether --push's URL is one to push to: 0, or -EINVAL with 'err'. */
-int agent_push_url_check(const char *url, char *err, size_t errlen);
+/*
+ * Whether --push's ('form' AGENT_PUSH_PYROSCOPE) or --otlp's URL is one
+ * to push to: 0, or -EINVAL with 'err'.
+ */
+int agent_push_url_check(const char *url, int form, char *err, size_t errlen);
 /*
  * Checks the URL and starts the pushing thread. Does libcurl's global
  * set-up, which is safe while the agent's other threads run because none
@@ -570,7 +597,7 @@ int agent_push_url_check(const char *url, char *err, size_t errlen);
  * 'err'.
  */
 int agent_push_start(struct agent_push *p, const struct agent_out_opts *o,
-		     char *err, size_t errlen);
+		     int form, char *err, size_t errlen);
 /*
  * Takes 'buf' (malloc'd) to push as the window [from, until) (wall clock,
  * ns). Never blocks on the network.
@@ -584,6 +611,8 @@ struct agent_out_counts {
 	uint64_t	windows, windows_failed;
 	uint64_t	files_written, files_removed, file_errors;
 	uint64_t	pushed, push_failed, push_retries, push_dropped;
+	uint64_t	otlp_pushed, otlp_failed, otlp_retries, otlp_dropped;
+	uint64_t	otlp_partial, otlp_rejected;
 };
 
 struct agent_out {
@@ -599,7 +628,8 @@ struct agent_out {
 	struct agent_out_counts base;	/* of the directories and pushes replaced */
 	struct agent_files files;
 	struct agent_push push;
-	int		has_files, has_push;
+	struct agent_push otlp;		/* --otlp's */
+	int		has_files, has_push, has_otlp;
 	int		files_failed;	/* agent_out_start(): the directory is not usable */
 	pthread_t	thread;
 	int		running;

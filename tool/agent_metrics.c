@@ -59,7 +59,7 @@ static void metrics_put(FILE *f, const struct metric *m, size_t n)
 			m[i].help, m[i].name, m[i].type, m[i].name, m[i].value);
 }
 
-/* --output-dir and --push: what was written, pushed, dropped. */
+/* --output-dir, --push and --otlp: what was written, pushed, dropped. */
 static void metrics_out(FILE *f, const struct agent_out_counts *c)
 {
 	const struct metric m[] = {
@@ -86,6 +86,23 @@ static void metrics_out(FILE *f, const struct agent_out_counts *c)
 		{ "uwprof_agent_push_dropped_total", "counter",
 		  "Profiles dropped unpushed: the queue was full.",
 		  (double)c->push_dropped },
+		{ "uwprof_agent_otlp_pushes_total", "counter",
+		  "Profiles pushed to --otlp (answered 2xx, partial answers included).",
+		  (double)c->otlp_pushed },
+		{ "uwprof_agent_otlp_push_errors_total", "counter",
+		  "Profiles not pushed to --otlp after their tries.",
+		  (double)c->otlp_failed },
+		{ "uwprof_agent_otlp_push_retries_total", "counter",
+		  "OTLP push tries after a failed one.", (double)c->otlp_retries },
+		{ "uwprof_agent_otlp_push_dropped_total", "counter",
+		  "Profiles dropped unpushed to --otlp: the queue was full.",
+		  (double)c->otlp_dropped },
+		{ "uwprof_agent_otlp_partial_successes_total", "counter",
+		  "OTLP 2xx answers with a partial_success.",
+		  (double)c->otlp_partial },
+		{ "uwprof_agent_otlp_rejected_profiles_total", "counter",
+		  "Profiles the OTLP receiver's partial_success answers rejected.",
+		  (double)c->otlp_rejected },
 	};
 
 	metrics_put(f, m, sizeof(m) / sizeof(m[0]));

@@ -51,7 +51,8 @@ void agent_opts_usage(FILE *f)
 "                    [--cache-dir DIR]\n"
 "                    [--output-dir DIR [--keep-files N] [--keep-bytes SIZE]]\n"
 "                    [--push URL [--push-name NAME] [--push-header 'NAME: VALUE']\n"
-"                     [--push-header-file FILE] [--push-timeout S]] [--interval S]\n"
+"                     [--push-header-file FILE]] [--otlp URL] [--push-timeout S]\n"
+"                    [--interval S]\n"
 "  Sample continuously and serve CPU profiles (gzipped pprof) over HTTP:\n"
 "    GET /debug/pprof/profile?seconds=N[&pid=PID][&comm=NAME][&cgroup=PATH]\n"
 "  the next N seconds (default %d, at most %d) of user call stacks, and\n"
@@ -94,10 +95,16 @@ void agent_opts_usage(FILE *f)
 "                      shows in ps: never a secret\n"
 "  --push-header-file FILE  extra headers, one 'Name: value' a line, for\n"
 "                      secrets (Authorization: ...)\n"
-"  --push-timeout S    time limit per try (default %d); 3 tries at most\n"
+"  --otlp URL          as OTLP (ExportProfilesServiceRequest, gzipped),\n"
+"                      POSTed to URL as given, e.g.\n"
+"                      http://collector:4318/v1development/profiles; no\n"
+"                      --push-header is sent there\n"
+"  --push-timeout S    time limit per try (default %d); 3 tries at most,\n"
+"                      waiting 1 s, 2 s or a 429's/503's Retry-After (<= 60 s);\n"
+"                      4 profiles queued per target at most, the oldest dropped\n"
 "  Connections: %d at once, %d per client address or user; one silent for\n"
 "  %d s is dropped. Stops on SIGINT or SIGTERM. SIGHUP: with --config, reads\n"
-"  FILE again: output-dir, interval, keep-*, push* apply from the end of\n"
+"  FILE again: output-dir, interval, keep-*, push*, otlp apply from the end of\n"
 "  the interval in progress (not cut), other changed keys are named as\n"
 "  needing a restart, a bad file is refused (FILE:LINE said); without\n"
 "  --config it stops the agent.\n"
@@ -117,7 +124,7 @@ enum {
 	OPT_ALLOW_HOST, OPT_TOKEN_FILE, OPT_CGROUP, OPT_COMM, OPT_CACHE_DIR,
 	OPT_OUTPUT_DIR, OPT_INTERVAL, OPT_KEEP_FILES, OPT_KEEP_BYTES,
 	OPT_PUSH, OPT_PUSH_NAME, OPT_PUSH_HEADER, OPT_PUSH_HEADER_FILE,
-	OPT_PUSH_TIMEOUT, OPT_USER, OPT_CONFIG,
+	OPT_PUSH_TIMEOUT, OPT_OTLP, OPT_USER, OPT_CONFIG,
 };
 
 static const struct option agent_longopts[] = {
@@ -131,6 +138,7 @@ static const struct option agent_longopts[] = {
 	{ "push-header", required_argument, NULL, OPT_PUSH_HEADER },
 	{ "push-header-file", required_argument, NULL, OPT_PUSH_HEADER_FILE },
 	{ "push-timeout", required_argument, NULL, OPT_PUSH_TIMEOUT },
+	{ "otlp", required_argument, NULL, OPT_OTLP },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "socket-mode", required_argument, NULL, OPT_SOCKET_MODE },
@@ -151,6 +159,7 @@ static const struct option agent_longopts[] = {
 #define OUT_NEEDS_DIR	1	/* --keep-* */
 #define OUT_NEEDS_PUSH	2	/* --push-* */
 #define OUT_NEEDS_ANY	4	/* --interval */
+#define OUT_NEEDS_NET	8	/* --push-timeout */
 
 /* One option of --output-dir and --push; 0, or -1 with the message printed. */
 static int agent_out_opt(struct agent_opts *a, int c, const char *v)
@@ -162,7 +171,9 @@ static int agent_out_opt(struct agent_opts *a, int c, const char *v)
 
 	a->out_given |= c == OPT_KEEP_FILES || c == OPT_KEEP_BYTES ? OUT_NEEDS_DIR :
 			c == OPT_INTERVAL ? OUT_NEEDS_ANY :
-			c != OPT_OUTPUT_DIR && c != OPT_PUSH ? OUT_NEEDS_PUSH : 0;
+			c == OPT_PUSH_TIMEOUT ? OUT_NEEDS_NET :
+			c != OPT_OUTPUT_DIR && c != OPT_PUSH && c != OPT_OTLP ?
+			OUT_NEEDS_PUSH : 0;
 	switch (c) {
 	case OPT_OUTPUT_DIR:
 		o->dir = v;
@@ -186,6 +197,14 @@ static int agent_out_opt(struct agent_opts *a, int c, const char *v)
 			return 0;
 		fprintf(log_f(),
 			"uwprof agent: %s--push: this uwprof was built without libcurl (install libcurl4-openssl-dev and rebuild)\n",
+			opt_where);
+		return -1;
+	case OPT_OTLP:
+		o->otlp_url = v;
+		if (agent_push_available())
+			return 0;
+		fprintf(log_f(),
+			"uwprof agent: %s--otlp: this uwprof was built without libcurl (install libcurl4-openssl-dev and rebuild)\n",
 			opt_where);
 		return -1;
 	case OPT_PUSH_NAME:
@@ -379,9 +398,12 @@ int agent_opts_parse(struct rec_opts *o, struct agent_opts *a,
 	}
 	if (((a->out_given & OUT_NEEDS_DIR) && !a->out.dir) ||
 	    ((a->out_given & OUT_NEEDS_PUSH) && !a->out.push_url) ||
-	    ((a->out_given & OUT_NEEDS_ANY) && !a->out.dir && !a->out.push_url)) {
+	    ((a->out_given & OUT_NEEDS_NET) && !a->out.push_url &&
+	     !a->out.otlp_url) ||
+	    ((a->out_given & OUT_NEEDS_ANY) && !a->out.dir && !a->out.push_url &&
+	     !a->out.otlp_url)) {
 		fprintf(log_f(),
-			"uwprof agent: --keep-* need --output-dir, --push-* need --push, --interval one of them\n");
+			"uwprof agent: --keep-* need --output-dir, --push-* need --push (--push-timeout: --push or --otlp), --interval one of them\n");
 		return -1;
 	}
 	if (!o->mode)
@@ -430,7 +452,11 @@ int agent_opts_out_check(const struct agent_out_opts *o)
 {
 	char err[512];
 
-	if (o->push_url && agent_push_url_check(o->push_url, err, sizeof(err))) {
+	if ((o->push_url && agent_push_url_check(o->push_url,
+						 AGENT_PUSH_PYROSCOPE, err,
+						 sizeof(err))) ||
+	    (o->otlp_url && agent_push_url_check(o->otlp_url, AGENT_PUSH_OTLP,
+						 err, sizeof(err)))) {
 		fprintf(log_f(), "uwprof agent: %s\n(see 'uwprof agent --help')\n",
 			err);
 		return UWPROF_EX_USAGE;
@@ -459,7 +485,7 @@ int agent_opts_load(struct agent_config *cfg, int argc, char **argv,
  */
 static const char *const live_keys[] = {
 	"output-dir", "interval", "keep-files", "keep-bytes", "push",
-	"push-name", "push-header", "push-header-file", "push-timeout",
+	"push-name", "push-header", "push-header-file", "push-timeout", "otlp",
 };
 
 static int live_key(const char *name)
@@ -490,7 +516,7 @@ static void reload_restart_keys(const struct agent_config *run,
 	}
 	if (out_onoff && n + 40 < sizeof(names))
 		n += (size_t)snprintf(names + n, sizeof(names) - n,
-				      "%soutput-dir/push (on or off)",
+				      "%soutput-dir/push/otlp (on or off)",
 				      n ? ", " : "");
 	if (n)
 		fprintf(stderr,
@@ -537,7 +563,7 @@ void agent_opts_reload(const struct agent_config *run, struct agent_out *out,
 	/* Its messages, FILE:LINE: first, become one line. */
 	opt_log = open_memstream(&msg, &len);
 	ret = agent_opts_parse(&o, &a, &cfg);
-	has_out = a.out.dir || a.out.push_url;
+	has_out = a.out.dir || a.out.push_url || a.out.otlp_url;
 	if (!ret && out && has_out)
 		ret = agent_opts_headers_read(&a);
 	if (!ret && out && has_out)

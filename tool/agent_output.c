@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * 'uwprof agent --output-dir DIR / --push URL': the whole host's profile
- * of each consecutive --interval seconds, the same profile the HTTP
- * endpoint answers, written to the directory (agent_files.c) and pushed
- * (agent_push.c). One thread asks the source for the windows: the next
- * one is asked for before the current one is waited for, so that the
- * recorder opens it in time while this thread builds, writes and queues
+ * 'uwprof agent --output-dir DIR / --push URL / --otlp URL': the whole
+ * host's profile of each consecutive --interval seconds, the same profile
+ * the HTTP endpoint answers, written to the directory (agent_files.c) and
+ * pushed (agent_push.c: one push for --push, another for --otlp, which
+ * gets the window's profile encoded as OTLP from the same report model).
+ * One thread asks the source for the windows: the next one is asked for
+ * before the current one is waited for, so that the recorder opens it in
+ * time while this thread builds, writes and queues
  * the last; windows therefore follow each other without a gap, and at
  * most two are held at once. The thread never touches the network: the
  * push has its own, and the recorder's thread only opens and closes
@@ -68,8 +70,10 @@ static struct agent_out_opts *opts_dup(const struct agent_out_opts *o)
 	n->dir = o->dir ? strdup(o->dir) : NULL;
 	n->push_url = o->push_url ? strdup(o->push_url) : NULL;
 	n->push_name = o->push_name ? strdup(o->push_name) : NULL;
+	n->otlp_url = o->otlp_url ? strdup(o->otlp_url) : NULL;
 	n->push_headers = calloc(o->nr_push_headers + 1, sizeof(char *));
 	bad = (o->dir && !n->dir) || (o->push_url && !n->push_url) ||
+	      (o->otlp_url && !n->otlp_url) ||
 	      (o->push_name && !n->push_name) || !n->push_headers;
 	for (i = 0; !bad && i < o->nr_push_headers; i++)
 		bad = !(n->push_headers[i] = strdup(o->push_headers[i]));
@@ -96,6 +100,7 @@ void agent_out_opts_free(struct agent_out_opts *o)
 	free((char *)o->dir);
 	free((char *)o->push_url);
 	free((char *)o->push_name);
+	free((char *)o->otlp_url);
 	free(o);
 }
 
@@ -154,13 +159,16 @@ static int str_differ(const char *a, const char *b)
 	return (!a != !b) || (a && strcmp(a, b));
 }
 
-/* Whether 'n' pushes otherwise than out->o. */
+/* Whether 'n' pushes ('form') otherwise than out->o. */
 static int push_changed(const struct agent_out *out,
-			const struct agent_out_opts *n)
+			const struct agent_out_opts *n, int form)
 {
 	const struct agent_out_opts *o = &out->o;
 	size_t i;
 
+	if (form == AGENT_PUSH_OTLP)
+		return !out->has_otlp || str_differ(o->otlp_url, n->otlp_url) ||
+		       o->push_timeout_s != n->push_timeout_s;
 	if (!out->has_push || str_differ(o->push_url, n->push_url) ||
 	    str_differ(o->push_name, n->push_name) ||
 	    o->push_timeout_s != n->push_timeout_s ||
@@ -172,7 +180,7 @@ static int push_changed(const struct agent_out *out,
 	return 0;
 }
 
-/* p's counters added to *c ('add'), or put there. */
+/* p's counters added to *c ('add'), or put there (the others zeroed). */
 static void push_counts(struct agent_push *p, struct agent_out_counts *c,
 			int add)
 {
@@ -181,52 +189,82 @@ static void push_counts(struct agent_push *p, struct agent_out_counts *c,
 		pthread_mutex_lock(&p->lock);
 	if (!add)
 		memset(c, 0, sizeof(*c));
-	c->pushed += p->pushed;
-	c->push_failed += p->failed;
-	c->push_retries += p->retries;
-	c->push_dropped += p->dropped;
+	if (p->form == AGENT_PUSH_OTLP) {
+		c->otlp_pushed += p->pushed;
+		c->otlp_failed += p->failed;
+		c->otlp_retries += p->retries;
+		c->otlp_dropped += p->dropped;
+		c->otlp_partial += p->partial;
+		c->otlp_rejected += p->rejected;
+	} else {
+		c->pushed += p->pushed;
+		c->push_failed += p->failed;
+		c->push_retries += p->retries;
+		c->push_dropped += p->dropped;
+	}
 	if (p->running)
 		pthread_mutex_unlock(&p->lock);
 }
 
-/* The output thread: the push as 'n' says; the old one sends what it holds. */
+/* base += now - was, for the push counters. */
+static void counts_moved(struct agent_out_counts *base,
+			 const struct agent_out_counts *now,
+			 const struct agent_out_counts *was)
+{
+	base->pushed += now->pushed - was->pushed;
+	base->push_failed += now->push_failed - was->push_failed;
+	base->push_retries += now->push_retries - was->push_retries;
+	base->push_dropped += now->push_dropped - was->push_dropped;
+	base->otlp_pushed += now->otlp_pushed - was->otlp_pushed;
+	base->otlp_failed += now->otlp_failed - was->otlp_failed;
+	base->otlp_retries += now->otlp_retries - was->otlp_retries;
+	base->otlp_dropped += now->otlp_dropped - was->otlp_dropped;
+	base->otlp_partial += now->otlp_partial - was->otlp_partial;
+	base->otlp_rejected += now->otlp_rejected - was->otlp_rejected;
+}
+
+/*
+ * The output thread: the push of 'form' as 'n' says; the old one sends
+ * what it holds.
+ */
 static void out_push_apply(struct agent_out *out,
-			   const struct agent_out_opts *n)
+			   const struct agent_out_opts *n, int form)
 {
 	struct agent_out_counts was = { 0 }, now = { 0 };
+	int otlp = form == AGENT_PUSH_OTLP;
+	struct agent_push *p = otlp ? &out->otlp : &out->push;
+	int *has = otlp ? &out->has_otlp : &out->has_push;
+	const char *url = otlp ? n->otlp_url : n->push_url;
 	char err[512] = "";
 	int ret = 0;
 
-	if (!n->push_url && !out->has_push)
+	if (!url && !*has)
 		return;
-	if (n->push_url && !push_changed(out, n))
+	if (url && !push_changed(out, n, form))
 		return;
-	if (out->has_push) {
+	if (*has) {
 		/*
-		 * /metrics counts what it had (has_push 0: it stops unread),
+		 * /metrics counts what it had (has_* 0: it stops unread),
 		 * then what it does while it sends what it holds.
 		 */
 		pthread_mutex_lock(&out->lock);
-		push_counts(&out->push, &was, 0);
-		push_counts(&out->push, &out->base, 1);
-		out->has_push = 0;
+		push_counts(p, &was, 0);
+		push_counts(p, &out->base, 1);
+		*has = 0;
 		pthread_mutex_unlock(&out->lock);
-		agent_push_stop(&out->push);
-		push_counts(&out->push, &now, 0);
+		agent_push_stop(p);
+		push_counts(p, &now, 0);
 	}
 	pthread_mutex_lock(&out->lock);
-	out->base.pushed += now.pushed - was.pushed;
-	out->base.push_failed += now.push_failed - was.push_failed;
-	out->base.push_retries += now.push_retries - was.push_retries;
-	out->base.push_dropped += now.push_dropped - was.push_dropped;
-	if (n->push_url) {
-		ret = agent_push_start(&out->push, n, err, sizeof(err));
-		out->has_push = !ret;
+	counts_moved(&out->base, &now, &was);
+	if (url) {
+		ret = agent_push_start(p, n, form, err, sizeof(err));
+		*has = !ret;
 	}
 	pthread_mutex_unlock(&out->lock);
 	if (ret)
-		fprintf(stderr, "uwprof agent: reload: %s; no push until a reload or restart that works\n",
-			err);
+		fprintf(stderr, "uwprof agent: reload: %s; no %s until a reload or restart that works\n",
+			err, otlp ? "OTLP push" : "push");
 }
 
 /* The output thread, between two windows: a reload's settings taken. */
@@ -241,7 +279,8 @@ static void out_apply(struct agent_out *out)
 	if (!n)
 		return;
 	out_files_apply(out, n);
-	out_push_apply(out, n);
+	out_push_apply(out, n, AGENT_PUSH_PYROSCOPE);
+	out_push_apply(out, n, AGENT_PUSH_OTLP);
 	out->o = *n;
 	agent_out_opts_free(out->own);
 	out->own = n;
@@ -254,14 +293,28 @@ static void out_apply(struct agent_out *out)
 static void out_one(struct agent_out *out, void *h)
 {
 	uint64_t span[2], off;
-	uint8_t *buf = NULL;
-	size_t len = 0;
+	uint8_t *buf = NULL, *obuf = NULL;
+	size_t len = 0, olen = 0;
 	char msg[512];
-	int st;
+	int st, want;
 
-	st = out->src.wait(out->src.ctx, h, &buf, &len, span, msg, sizeof(msg));
+	/*
+	 * The OTLP encoding when there is an OTLP push, or a reload's
+	 * pending one: a reload that comes while the window is built starts
+	 * the OTLP push from the next window.
+	 */
+	pthread_mutex_lock(&out->lock);
+	want = out->has_otlp || (out->pending && out->pending->otlp_url);
+	pthread_mutex_unlock(&out->lock);
+	if (want && out->src.wait_otlp)
+		st = out->src.wait_otlp(out->src.ctx, h, &buf, &len, &obuf,
+					&olen, span, msg, sizeof(msg));
+	else
+		st = out->src.wait(out->src.ctx, h, &buf, &len, span, msg,
+				   sizeof(msg));
 	out_apply(out);
 	if (st != 200) {
+		free(obuf);
 		/* 503: a window not begun when the agent stopped; no news. */
 		if (st != 503) {
 			count(&out->windows_failed);
@@ -275,6 +328,11 @@ static void out_one(struct agent_out *out, void *h)
 	off = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
 	if (out->has_files)
 		agent_files_write(&out->files, span[0] + off, buf, len);
+	if (out->has_otlp && obuf)
+		agent_push_enqueue(&out->otlp, obuf, olen, span[0] + off,
+				   span[1] + off);
+	else
+		free(obuf);
 	if (out->has_push)
 		agent_push_enqueue(&out->push, buf, len, span[0] + off,
 				   span[1] + off);
@@ -335,22 +393,33 @@ int agent_out_start(struct agent_out *out, const struct agent_out_opts *o,
 		out->has_files = 1;
 	}
 	if (o->push_url) {
-		ret = agent_push_start(&out->push, o, err, errlen);
+		ret = agent_push_start(&out->push, o, AGENT_PUSH_PYROSCOPE,
+				       err, errlen);
 		if (ret)
 			goto out_files;
 		out->has_push = 1;
+	}
+	if (o->otlp_url) {
+		ret = agent_push_start(&out->otlp, o, AGENT_PUSH_OTLP, err,
+				       errlen);
+		if (ret)
+			goto out_push;
+		out->has_otlp = 1;
 	}
 	ret = -pthread_create(&out->thread, NULL, out_main, out);
 	if (ret) {
 		snprintf(err, errlen, "starting the output thread: %s",
 			 strerror(-ret));
-		if (out->has_push)
-			agent_push_stop(&out->push);
-		goto out_files;
+		if (out->has_otlp)
+			agent_push_stop(&out->otlp);
+		goto out_push;
 	}
 	out->running = 1;
 	return 0;
 
+out_push:
+	if (out->has_push)
+		agent_push_stop(&out->push);
 out_files:
 	if (out->has_files)
 		agent_files_fini(&out->files);
@@ -366,6 +435,8 @@ void agent_out_stop(struct agent_out *out)
 	out->running = 0;
 	if (out->has_push)
 		agent_push_stop(&out->push);
+	if (out->has_otlp)
+		agent_push_stop(&out->otlp);
 	if (out->has_files)
 		agent_files_fini(&out->files);
 	agent_out_opts_free(out->pending);
@@ -391,6 +462,8 @@ void agent_out_counts(struct agent_out *out, struct agent_out_counts *c)
 	}
 	if (out->has_push)
 		push_counts(&out->push, c, 1);
+	if (out->has_otlp)
+		push_counts(&out->otlp, c, 1);
 	pthread_mutex_unlock(&out->lock);
 }
 

@@ -10,9 +10,18 @@
  * take the raw body as the profile instead); Grafana Alloy's
  * pyroscope.receive_http forwards the same request.
  *
- * One thread pushes, with libcurl, so the recorder's thread never waits
- * on the network. Each try has a time limit; a failed one (no answer,
- * a 5xx, 408 or 429) is tried again after a wait that doubles, at most
+ * 'uwprof agent --otlp URL' (AGENT_PUSH_OTLP): the same window's profile
+ * as an OTLP ExportProfilesServiceRequest (otlp.c), gzipped, POSTed to URL
+ * exactly as given (OTLP/HTTP: Content-Type: application/x-protobuf,
+ * Content-Encoding: gzip). A 2xx answer's body is read as an
+ * ExportProfilesServiceResponse: a partial_success is counted (answers
+ * and rejected profiles) and its error_message said once.
+ *
+ * One thread per push target, with libcurl, so the recorder's thread
+ * never waits on the network. Each try has a time limit; a failed one (no
+ * answer, a 5xx, 408 or 429) is tried again after a wait that doubles, or
+ * after the Retry-After (seconds or a date, at most
+ * AGENT_PUSH_RETRY_AFTER_MAX s) a 429 or 503 gives, at most
  * AGENT_PUSH_TRIES times; other 4xx answers are not retried. The queue
  * holds at most AGENT_PUSH_QUEUE profiles: while the server is away the
  * oldest are dropped, counted, and the memory stays bounded.
@@ -40,9 +49,12 @@ struct push_item {
 	uint64_t	from_s, until_s;
 };
 
-/* The answer's first bytes, for the message of a failed push. */
+/*
+ * The answer's first bytes: for the message of a failed push, and an OTLP
+ * response (a partial_success's message is short, and cut here if not).
+ */
 struct push_answer {
-	char	text[200];
+	char	text[4096];
 	size_t	len;
 };
 
@@ -64,9 +76,14 @@ static size_t answer_keep(char *data, size_t size, size_t n, void *priv)
 	return size * n;
 }
 
-/* URL + "/ingest": the path is the URL's own, extended. */
-static int push_url(const char *base, char **out, char *err, size_t errlen)
+/*
+ * --push: URL + "/ingest", the path the URL's own, extended. --otlp: the
+ * URL as given, checked the same way.
+ */
+static int push_url(const char *base, int form, char **out, char *err,
+		    size_t errlen)
 {
+	const char *opt = form == AGENT_PUSH_OTLP ? "--otlp" : "--push";
 	CURLU *u = curl_url();
 	char *path = NULL, *full = NULL, *scheme = NULL, *np = NULL, *extra;
 	CURLUcode rc;
@@ -79,8 +96,8 @@ static int push_url(const char *base, char **out, char *err, size_t errlen)
 	if (!rc)
 		rc = curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
 	if (rc || (strcmp(scheme, "http") && strcmp(scheme, "https"))) {
-		snprintf(err, errlen, "--push %s: not an http:// or https:// URL%s%s",
-			 base, rc ? ": " : "", rc ? curl_url_strerror(rc) : "");
+		snprintf(err, errlen, "%s %s: not an http:// or https:// URL%s%s",
+			 opt, base, rc ? ": " : "", rc ? curl_url_strerror(rc) : "");
 		goto out;
 	}
 	/*
@@ -91,7 +108,14 @@ static int push_url(const char *base, char **out, char *err, size_t errlen)
 	    !curl_url_get(u, CURLUPART_PASSWORD, &extra, 0)) {
 		curl_free(extra);
 		snprintf(err, errlen,
-			 "--push: the URL holds credentials (user:password@), which every local user can read in ps; give the URL without them and put 'Authorization: Basic BASE64(user:password)' in a --push-header-file");
+			 "%s: the URL holds credentials (user:password@), which every local user can read in ps; give the URL without them%s",
+			 opt, form == AGENT_PUSH_OTLP ? "" :
+			 " and put 'Authorization: Basic BASE64(user:password)' in a --push-header-file");
+		goto out;
+	}
+	if (form == AGENT_PUSH_OTLP) {
+		*out = strdup(base);
+		ret = *out ? 0 : -ENOMEM;
 		goto out;
 	}
 	if (!curl_url_get(u, CURLUPART_QUERY, &extra, 0) ||
@@ -126,10 +150,10 @@ out:
 	return ret;
 }
 
-int agent_push_url_check(const char *url, char *err, size_t errlen)
+int agent_push_url_check(const char *url, int form, char *err, size_t errlen)
 {
 	char *full = NULL;
-	int ret = push_url(url, &full, err, errlen);
+	int ret = push_url(url, form, &full, err, errlen);
 
 	free(full);
 	if (ret == -ENOMEM)
@@ -143,6 +167,8 @@ static char *push_item_url(struct agent_push *p, const struct push_item *it)
 	CURLU *u = curl_url();
 	char arg[1200], *full = NULL, *ret = NULL;
 
+	if (p->form == AGENT_PUSH_OTLP)
+		goto out_url;
 	if (!u || curl_url_set(u, CURLUPART_URL, p->url, 0))
 		goto out;
 	snprintf(arg, sizeof(arg), "name=%s", p->name);
@@ -156,61 +182,209 @@ static char *push_item_url(struct agent_push *p, const struct push_item *it)
 	    curl_url_get(u, CURLUPART_URL, &full, 0))
 		goto out;
 	ret = strdup(full);
+	goto out;
+out_url:
+	ret = strdup(p->url);
 out:
 	curl_free(full);
 	curl_url_cleanup(u);
 	return ret;
 }
 
-/*
- * One try. Returns 0 (2xx), or the kind of failure: a curl code, or
- * PUSH_KIND_HTTP + status; *retry says whether trying again may help.
- */
-static unsigned int push_try(struct agent_push *p, const struct push_item *it,
-			     unsigned int timeout_ms, int *retry, char *msg,
-			     size_t msglen)
+/* A protobuf varint at *p (before 'end'); 0, or -1 when cut or too long. */
+static int pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
-	struct push_answer ans = { .len = 0 };
-	char *url = push_item_url(p, it);
+	unsigned int shift;
+
+	*v = 0;
+	for (shift = 0; shift < 64 && *p < end; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+/* Skips a field of wire type 'wire'; 0, or -1 when it cannot. */
+static int pb_skip(const uint8_t **p, const uint8_t *end, unsigned int wire)
+{
+	uint64_t v;
+
+	switch (wire) {
+	case 0:
+		return pb_varint(p, end, &v);
+	case 1:
+	case 5:
+		v = wire == 1 ? 8 : 4;
+		break;
+	case 2:
+		if (pb_varint(p, end, &v))
+			return -1;
+		break;
+	default:
+		return -1;
+	}
+	if (v > (uint64_t)(end - *p))
+		return -1;
+	*p += v;
+	return 0;
+}
+
+/*
+ * An ExportProfilesServiceResponse (tool/proto/otlp/profiles_service.proto):
+ * 1 when it has a partial_success (field 1) that rejects profiles or says
+ * something, with its rejected_profiles (1, int64) and error_message (2,
+ * string) in *rejected and 'msg'; 0 when it has none or is not one.
+ */
+static int otlp_partial(const uint8_t *p, size_t len, uint64_t *rejected,
+			char *msg, size_t msglen)
+{
+	const uint8_t *end = p + len, *ps = NULL, *pe = NULL;
+	uint64_t key, v;
+
+	*rejected = 0;
+	msg[0] = 0;
+	while (p < end) {
+		if (pb_varint(&p, end, &key))
+			return 0;
+		if (key == (1 << 3 | 2)) {
+			if (pb_varint(&p, end, &v))
+				return 0;
+			/* Cut at the kept bytes: what is there still counts. */
+			if (v > (uint64_t)(end - p))
+				v = (uint64_t)(end - p);
+			ps = p;
+			pe = p + v;
+			p = pe;
+		} else if (pb_skip(&p, end, (unsigned int)(key & 7))) {
+			return 0;
+		}
+	}
+	if (!ps)
+		return 0;
+	while (ps < pe) {
+		if (pb_varint(&ps, pe, &key))
+			break;
+		if (key == (1 << 3 | 0)) {
+			if (pb_varint(&ps, pe, rejected))
+				break;
+		} else if (key == (2 << 3 | 2)) {
+			if (pb_varint(&ps, pe, &v))
+				break;
+			if (v > (uint64_t)(pe - ps))
+				v = (uint64_t)(pe - ps);
+			snprintf(msg, msglen, "%.*s",
+				 (int)(v < msglen ? v : msglen - 1),
+				 (const char *)ps);
+			ps += v;
+		} else if (pb_skip(&ps, pe, (unsigned int)(key & 7))) {
+			break;
+		}
+	}
+	/* An int64 below 0 is no count of profiles. */
+	if ((int64_t)*rejected < 0)
+		*rejected = 0;
+	/* One line on stderr, whatever the server wrote. */
+	for (ps = (const uint8_t *)msg; *ps; ps++)
+		if (*ps < 0x20 || *ps == 0x7f)
+			msg[ps - (const uint8_t *)msg] = ' ';
+	/* An empty one is no partial answer (the spec leaves it unset then). */
+	return *rejected || msg[0];
+}
+
+/* The outcome of one try. */
+struct push_result {
+	unsigned int	kind;		/* 0: 2xx; a curl code or PUSH_KIND_HTTP + status */
+	int		retry;		/* whether trying again may help */
+	unsigned int	after_ms;	/* a Retry-After, or 0 */
+	int		partial;	/* OTLP: a 2xx with a partial_success */
+	uint64_t	rejected;
+	char		msg[320];
+};
+
+/* Sets the request's body: the form (Pyroscope) or the bytes (OTLP). */
+static curl_mime *push_body(struct agent_push *p, const struct push_item *it)
+{
 	curl_mimepart *part;
 	curl_mime *form;
-	CURLcode rc = CURLE_OUT_OF_MEMORY;
-	long status = 0;
 
-	*retry = 0;
-	form = url ? curl_mime_init(p->curl) : NULL;
+	if (p->form == AGENT_PUSH_OTLP) {
+		curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE,
+				 (curl_off_t)it->len);
+		curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, it->buf);
+		return NULL;
+	}
+	form = curl_mime_init(p->curl);
 	part = form ? curl_mime_addpart(form) : NULL;
 	if (part && !curl_mime_name(part, "profile") &&
 	    !curl_mime_filename(part, "profile.pprof") &&
 	    !curl_mime_type(part, "application/octet-stream") &&
 	    !curl_mime_data(part, (const char *)it->buf, it->len)) {
+		curl_easy_setopt(p->curl, CURLOPT_MIMEPOST, form);
+		return form;
+	}
+	curl_mime_free(form);
+	return (curl_mime *)-1;
+}
+
+/* One try, its outcome in *r. */
+static void push_try(struct agent_push *p, const struct push_item *it,
+		     unsigned int timeout_ms, struct push_result *r)
+{
+	struct push_answer ans = { .len = 0 };
+	char *url = push_item_url(p, it);
+	curl_mime *form = (curl_mime *)-1;
+	CURLcode rc = CURLE_OUT_OF_MEMORY;
+	curl_off_t after = -1;
+	long status = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (url)
+		form = push_body(p, it);
+	if (form != (curl_mime *)-1) {
 		curl_easy_setopt(p->curl, CURLOPT_URL, url);
 		curl_easy_setopt(p->curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
 		curl_easy_setopt(p->curl, CURLOPT_CONNECTTIMEOUT_MS,
 				 (long)timeout_ms);
-		curl_easy_setopt(p->curl, CURLOPT_MIMEPOST, form);
 		curl_easy_setopt(p->curl, CURLOPT_WRITEFUNCTION, answer_keep);
 		curl_easy_setopt(p->curl, CURLOPT_WRITEDATA, &ans);
 		rc = curl_easy_perform(p->curl);
-		curl_easy_setopt(p->curl, CURLOPT_MIMEPOST, NULL);
+		if (form)
+			curl_easy_setopt(p->curl, CURLOPT_MIMEPOST, NULL);
+		else
+			curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, NULL);
+		curl_mime_free(form);
 	}
-	curl_mime_free(form);
 	free(url);
 	if (rc != CURLE_OK) {
-		snprintf(msg, msglen, "%s", curl_easy_strerror(rc));
-		*retry = rc != CURLE_OUT_OF_MEMORY && rc != CURLE_URL_MALFORMAT;
-		return rc < PUSH_KIND_HTTP ? (unsigned int)rc : PUSH_KIND_HTTP - 1;
+		snprintf(r->msg, sizeof(r->msg), "%s", curl_easy_strerror(rc));
+		r->retry = rc != CURLE_OUT_OF_MEMORY && rc != CURLE_URL_MALFORMAT;
+		r->kind = rc < PUSH_KIND_HTTP ? (unsigned int)rc : PUSH_KIND_HTTP - 1;
+		return;
 	}
 	curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
-	if (status >= 200 && status < 300)
-		return 0;
+	if (status >= 200 && status < 300) {
+		if (p->form == AGENT_PUSH_OTLP)
+			r->partial = otlp_partial((const uint8_t *)ans.text,
+						  ans.len, &r->rejected, r->msg,
+						  sizeof(r->msg));
+		return;
+	}
+	if ((status == 429 || status == 503) &&
+	    !curl_easy_getinfo(p->curl, CURLINFO_RETRY_AFTER, &after) &&
+	    after > 0)
+		r->after_ms = 1000 * (unsigned int)
+			(after < AGENT_PUSH_RETRY_AFTER_MAX ?
+			 after : AGENT_PUSH_RETRY_AFTER_MAX);
 	ans.text[strcspn(ans.text, "\r\n")] = 0;
-	snprintf(msg, msglen, "HTTP %ld%s%s", status, ans.len ? ": " : "",
-		 ans.text);
-	*retry = status >= 500 || status == 408 || status == 429;
+	snprintf(r->msg, sizeof(r->msg), "HTTP %ld%s%.199s", status,
+		 ans.len ? ": " : "", ans.text);
+	r->retry = status >= 500 || status == 408 || status == 429;
 	if (status < 100 || status > 599)
 		status = 599;
-	return PUSH_KIND_HTTP + (unsigned int)status;
+	r->kind = PUSH_KIND_HTTP + (unsigned int)status;
 }
 
 /* Lock held. Sleeps up to 'ms' unless stopping; returns 'stopping'. */
@@ -234,37 +408,48 @@ static int push_nap(struct agent_push *p, unsigned int ms)
 /* Lock held on entry and exit; dropped while on the network. */
 static void push_one(struct agent_push *p, struct push_item *it)
 {
-	unsigned int kind = 0, wait_ms = p->retry_ms;
-	int tries, retry = 0;
-	char msg[320];
+	unsigned int wait_ms = p->retry_ms, after_ms = 0;
+	struct push_result r = { .kind = 0 };
+	int tries;
 
 	for (tries = 0; tries < AGENT_PUSH_TRIES; tries++) {
 		unsigned int timeout_ms = p->timeout_ms;
 
 		if (tries) {
 			p->retries++;
-			if (push_nap(p, wait_ms))
+			/* A Retry-After is the wait, when longer. */
+			if (push_nap(p, after_ms > wait_ms ? after_ms : wait_ms))
 				break;
 			wait_ms *= 2;
 		}
 		pthread_mutex_unlock(&p->lock);
-		kind = push_try(p, it, timeout_ms, &retry, msg, sizeof(msg));
+		push_try(p, it, timeout_ms, &r);
 		pthread_mutex_lock(&p->lock);
-		if (!kind || !retry || p->stopping)
+		after_ms = r.after_ms;
+		if (!r.kind || !r.retry || p->stopping)
 			break;
 	}
-	if (!kind) {
+	if (!r.kind) {
 		p->pushed++;
+		if (r.partial) {
+			p->partial++;
+			p->rejected += r.rejected;
+			if (!p->said_partial++)
+				fprintf(stderr,
+					"uwprof agent: pushing to %s: partly accepted, %llu profiles rejected: %s (said once; every partial answer is counted in /metrics)\n",
+					p->url, (unsigned long long)r.rejected,
+					r.msg[0] ? r.msg : "(no message)");
+		}
 		if (agent_once_over(&p->said))
 			fprintf(stderr, "uwprof agent: pushing to %s works again\n",
 				p->url);
 		return;
 	}
 	p->failed++;
-	if (agent_once(&p->said, kind))
+	if (agent_once(&p->said, r.kind))
 		fprintf(stderr,
 			"uwprof agent: pushing to %s: %s (said once; every failed push is counted in /metrics)\n",
-			p->url, msg);
+			p->url, r.msg);
 }
 
 static void *push_main(void *arg)
@@ -299,13 +484,26 @@ static int push_curl_setup(struct agent_push *p, const struct agent_out_opts *o,
 	struct curl_slist *h = NULL;
 	size_t i;
 
+	static const char *const otlp_headers[] = {
+		"Content-Type: application/x-protobuf",
+		"Content-Encoding: gzip",
+	};
+	const char *const *hv = o->push_headers;
+	size_t nr = o->nr_push_headers;
+
+	if (p->form == AGENT_PUSH_OTLP) {
+		/* --push-header* are --push's: not sent to another server. */
+		hv = otlp_headers;
+		nr = sizeof(otlp_headers) / sizeof(otlp_headers[0]);
+	}
 	p->curl = curl_easy_init();
 	if (!p->curl) {
-		snprintf(err, errlen, "--push: libcurl could not start");
+		snprintf(err, errlen, "%s: libcurl could not start",
+			 p->form == AGENT_PUSH_OTLP ? "--otlp" : "--push");
 		return -ENOMEM;
 	}
-	for (i = 0; i < o->nr_push_headers; i++) {
-		struct curl_slist *nh = curl_slist_append(h, o->push_headers[i]);
+	for (i = 0; i < nr; i++) {
+		struct curl_slist *nh = curl_slist_append(h, hv[i]);
 
 		if (!nh) {
 			curl_slist_free_all(h);
@@ -328,6 +526,8 @@ static int push_name(struct agent_push *p, const struct agent_out_opts *o)
 {
 	char host[256] = "";
 
+	if (p->form == AGENT_PUSH_OTLP)
+		return 0;
 	if (o->push_name) {
 		p->name = strdup(o->push_name);
 		return p->name ? 0 : -ENOMEM;
@@ -356,20 +556,23 @@ static void push_free(struct agent_push *p)
 }
 
 int agent_push_start(struct agent_push *p, const struct agent_out_opts *o,
-		     char *err, size_t errlen)
+		     int form, char *err, size_t errlen)
 {
+	const char *opt = form == AGENT_PUSH_OTLP ? "--otlp" : "--push";
 	int ret;
 
 	memset(p, 0, sizeof(*p));
+	p->form = form;
 	p->tailp = &p->head;
 	p->timeout_ms = o->push_timeout_s * 1000;
 	p->retry_ms = 1000;
 	p->freq = o->freq;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
-		snprintf(err, errlen, "--push: libcurl could not start");
+		snprintf(err, errlen, "%s: libcurl could not start", opt);
 		return -ENOMEM;
 	}
-	ret = push_url(o->push_url, &p->url, err, errlen);
+	ret = push_url(form == AGENT_PUSH_OTLP ? o->otlp_url : o->push_url,
+		       form, &p->url, err, errlen);
 	if (!ret)
 		ret = push_name(p, o);
 	if (!ret)
@@ -385,7 +588,7 @@ int agent_push_start(struct agent_push *p, const struct agent_out_opts *o,
 	pthread_cond_init(&p->cond, NULL);
 	ret = -pthread_create(&p->thread, NULL, push_main, p);
 	if (ret) {
-		snprintf(err, errlen, "--push: starting its thread: %s",
+		snprintf(err, errlen, "%s: starting its thread: %s", opt,
 			 strerror(-ret));
 		pthread_mutex_destroy(&p->lock);
 		pthread_cond_destroy(&p->cond);

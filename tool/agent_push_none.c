@@ -16,18 +16,20 @@ int agent_push_available(void)
 	return 0;
 }
 
-int agent_push_url_check(const char *url, char *err, size_t errlen)
+int agent_push_url_check(const char *url, int form, char *err, size_t errlen)
 {
 	(void)url;
+	(void)form;
 	snprintf(err, errlen,
 		 "--push: this uwprof was built without libcurl (install libcurl4-openssl-dev and rebuild)");
 	return -EOPNOTSUPP;
 }
 
 int agent_push_start(struct agent_push *p, const struct agent_out_opts *o,
-		     char *err, size_t errlen)
+		     int form, char *err, size_t errlen)
 {
 	(void)o;
+	(void)form;
 	memset(p, 0, sizeof(*p));
 	snprintf(err, errlen,
 		 "--push: this uwprof was built without libcurl (install libcurl4-openssl-dev and rebuild)");

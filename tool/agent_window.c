@@ -29,6 +29,7 @@
 
 #include "agent.h"
 #include "cgroup.h"
+#include "otlp.h"
 #include "pprof.h"
 #include "recorder.h"
 #include "report_model.h"
@@ -292,10 +293,37 @@ static void samples_filter(struct uwprof_rep *rep, const struct agent_win *win,
 	rep->nr_samples = n;
 }
 
-/* The window's file, read back, as a gzipped pprof in memory. */
+/*
+ * The same model as a gzipped OTLP request in memory, or *otlp NULL (said
+ * the first time: the pprof goes out all the same).
+ */
+static void win_otlp(const struct uwprof_rep *rep, uint8_t **otlp,
+		     size_t *otlp_len)
+{
+	static int said;	/* build_lock held */
+	char *mem = NULL;
+	FILE *f = open_memstream(&mem, otlp_len);
+	int ret = f ? uwprof_otlp_write(rep, f) : -errno;
+
+	if (f && fclose(f) && !ret)
+		ret = -EIO;
+	*otlp = ret ? NULL : (uint8_t *)mem;
+	if (!ret)
+		return;
+	free(mem);
+	if (!said++)
+		fprintf(stderr, "uwprof agent: a window's OTLP profile: %s\n",
+			strerror(-ret));
+}
+
+/*
+ * The window's file, read back, as a gzipped pprof in memory; when 'otlp'
+ * is not NULL, as a gzipped OTLP request too.
+ */
 static int win_pprof(struct agent_wins *ws, const struct agent_win *win,
 		     const struct agent_req *q, uint8_t **buf, size_t *len,
-		     char *msg, size_t msglen)
+		     uint8_t **otlp, size_t *otlp_len, char *msg,
+		     size_t msglen)
 {
 	struct uwprof_rep rep;
 	char *mem = NULL;
@@ -314,6 +342,8 @@ static int win_pprof(struct agent_wins *ws, const struct agent_win *win,
 		if (ret)
 			snprintf(msg, msglen, "writing the profile: %s",
 				 strerror(-ret));
+		else if (otlp)
+			win_otlp(&rep, otlp, otlp_len);
 	}
 	uwprof_rep_free(&rep);
 	/*
@@ -409,7 +439,8 @@ static void wins_nap(struct agent_wins *ws)
  */
 static int wins_wait(struct agent_wins *ws, struct agent_win *win,
 		     const struct agent_conn *conn, const struct agent_req *q,
-		     uint8_t **buf, size_t *len, uint64_t span[2], char *msg,
+		     uint8_t **buf, size_t *len, uint8_t **otlp,
+		     size_t *otlp_len, uint64_t span[2], char *msg,
 		     size_t msglen)
 {
 	uint64_t one = 1;
@@ -431,7 +462,8 @@ static int wins_wait(struct agent_wins *ws, struct agent_win *win,
 	win_unlink(ws, win);
 	pthread_mutex_unlock(&ws->lock);
 	if (win->state == WIN_DONE) {
-		status = win_pprof(ws, win, q, buf, len, msg, msglen);
+		status = win_pprof(ws, win, q, buf, len, otlp, otlp_len, msg,
+				   msglen);
 		unlink(win->path);
 		span[0] = win->start_ns;
 		span[1] = win->end_ns;
@@ -455,7 +487,8 @@ int agent_wins_profile(void *ctx, const struct agent_req *q,
 	status = wins_queue(ws, 0, 0, q->seconds, &win, msg, msglen);
 	if (status)
 		return status;
-	return wins_wait(ws, win, conn, q, buf, len, span, msg, msglen);
+	return wins_wait(ws, win, conn, q, buf, len, NULL, NULL, span, msg,
+			 msglen);
 }
 
 static int period_queue(void *ctx, uint64_t start_ns, uint64_t end_ns,
@@ -478,7 +511,19 @@ static int period_wait(void *ctx, void *h, uint8_t **buf, size_t *len,
 {
 	const struct agent_req every = { .seconds = 0 };
 
-	return wins_wait(ctx, h, NULL, &every, buf, len, span, msg, msglen);
+	return wins_wait(ctx, h, NULL, &every, buf, len, NULL, NULL, span, msg,
+			 msglen);
+}
+
+static int period_wait_otlp(void *ctx, void *h, uint8_t **buf, size_t *len,
+			    uint8_t **otlp, size_t *otlp_len, uint64_t span[2],
+			    char *msg, size_t msglen)
+{
+	const struct agent_req every = { .seconds = 0 };
+
+	*otlp = NULL;
+	return wins_wait(ctx, h, NULL, &every, buf, len, otlp, otlp_len, span,
+			 msg, msglen);
 }
 
 static void period_retime(void *ctx, void *h, uint64_t end_ns)
@@ -503,5 +548,6 @@ void agent_wins_period_src(struct agent_wins *ws, struct agent_period_src *src)
 	src->queue = period_queue;
 	src->wait = period_wait;
 	src->retime = period_retime;
+	src->wait_otlp = period_wait_otlp;
 	src->ctx = ws;
 }

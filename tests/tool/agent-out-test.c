@@ -257,7 +257,7 @@ static void check_rotation(const char *top)
 	fake_init(&s, 100);
 	o = opts(dir, 1, 3, 1 << 20);
 	ok(!agent_out_start(&out, &o, &(struct agent_period_src){
-			fake_queue, fake_wait, &s, fake_retime }, err, sizeof(err)),
+			fake_queue, fake_wait, &s, fake_retime, NULL }, err, sizeof(err)),
 	   "rotation: starts on %s", dir);
 	ok(access(p, F_OK) && errno == ENOENT,
 	   "a temporary file an earlier agent left is removed at start");
@@ -299,7 +299,7 @@ static void check_bytes(const char *top, struct capture *log)
 	fake_init(&s, 1000);
 	o = opts(dir, 1, 100, 2500);
 	ok(!agent_out_start(&out, &o, &(struct agent_period_src){
-			fake_queue, fake_wait, &s, fake_retime }, err, sizeof(err)),
+			fake_queue, fake_wait, &s, fake_retime, NULL }, err, sizeof(err)),
 	   "bytes: starts, creating %s", dir);
 	run_for(&out, &s, 4.5);
 	agent_out_counts(&out, &c);
@@ -310,7 +310,7 @@ static void check_bytes(const char *top, struct capture *log)
 
 	fake_init(&s, 3000);
 	ok(!agent_out_start(&out, &o, &(struct agent_period_src){
-			fake_queue, fake_wait, &s, fake_retime }, err, sizeof(err)),
+			fake_queue, fake_wait, &s, fake_retime, NULL }, err, sizeof(err)),
 	   "bytes: starts again");
 	run_for(&out, &s, 2.5);
 	agent_out_counts(&out, &c);
@@ -336,7 +336,7 @@ static void check_failures(const char *top, struct capture *log)
 	fake_init(&s, 100);
 	o = opts(dir, 1, 100, 1 << 20);
 	ok(!agent_out_start(&out, &o, &(struct agent_period_src){
-			fake_queue, fake_wait, &s, fake_retime }, err, sizeof(err)),
+			fake_queue, fake_wait, &s, fake_retime, NULL }, err, sizeof(err)),
 	   "failures: starts on %s", dir);
 	usleep(1500000);
 	list_dir(dir, &l);
@@ -390,13 +390,15 @@ static void check_bad_dir(const char *top)
 	close(fd);
 	o = opts(dir, 1, 3, 1000);
 	ok(agent_out_start(&out, &o, &(struct agent_period_src){
-			fake_queue, fake_wait, &s, fake_retime }, err, sizeof(err)) == -ENOTDIR &&
+			fake_queue, fake_wait, &s, fake_retime, NULL }, err,
+			sizeof(err)) == -ENOTDIR &&
 	   out.files_failed && strstr(err, dir),
 	   "a file given as the directory is refused: %s", err);
 	snprintf(dir, sizeof(dir), "%s/no/such/parent", top);
 	o.dir = dir;
 	ok(agent_out_start(&out, &o, &(struct agent_period_src){
-			fake_queue, fake_wait, &s, fake_retime }, err, sizeof(err)) == -ENOENT &&
+			fake_queue, fake_wait, &s, fake_retime, NULL }, err,
+			sizeof(err)) == -ENOENT &&
 	   out.files_failed, "a directory whose parent is missing is refused: %s",
 	   err);
 }
@@ -431,7 +433,7 @@ static void check_reload(const char *top, struct capture *log)
 	o = opts(da, 1, 100, 1 << 20);
 	t0 = mono();
 	ok(!agent_out_start(&out, &o, &(struct agent_period_src){
-			fake_queue, fake_wait, &s, fake_retime }, err, sizeof(err)),
+			fake_queue, fake_wait, &s, fake_retime, NULL }, err, sizeof(err)),
 	   "reload: starts on %s, 1 s windows", da);
 	/* In the second window: [1, 2) s. */
 	usleep((useconds_t)((t0 + 1300000000ULL - mono()) / 1000));

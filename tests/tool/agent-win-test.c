@@ -28,6 +28,7 @@
 
 #include "agent.h"
 #include "cgroup.h"
+#include "otlp.h"
 #include "pprof.h"
 #include "recorder.h"
 #include "report_model.h"
@@ -82,6 +83,13 @@ void uwprof_rep_free(struct uwprof_rep *r)
 }
 
 int uwprof_pprof_write(const struct uwprof_rep *r, FILE *f)
+{
+	(void)r;
+	(void)f;
+	return -ENOSYS;
+}
+
+int uwprof_otlp_write(const struct uwprof_rep *r, FILE *f)
 {
 	(void)r;
 	(void)f;
