@@ -186,18 +186,27 @@ static bool uwprof_mmap_fill(struct uwprof_rec_mmap *m,
  * preemption disabled; the sample path that may nest never touches these
  * fields.
  */
+/* Whether 'sp' wrote its second's share of records on this CPU. */
+static bool uwprof_mmap_full(struct uwprof_sampler *sp, u64 now)
+{
+	const struct uwprof_pcpu_stats *c = this_cpu_ptr(sp->stats);
+
+	return c->mmap_second == div_u64(now, NSEC_PER_SEC) &&
+	       c->mmap_in_second >= UWPROF_MMAP_RATE;
+}
+
 static bool uwprof_mmap_admit(struct uwprof_sampler *sp, u64 now)
 {
 	struct uwprof_pcpu_stats *c = this_cpu_ptr(sp->stats);
 	u64 sec = div_u64(now, NSEC_PER_SEC);
 
+	if (uwprof_mmap_full(sp, now)) {
+		c->mmap_throttled++;
+		return false;
+	}
 	if (c->mmap_second != sec) {
 		c->mmap_second = sec;
 		c->mmap_in_second = 0;
-	}
-	if (c->mmap_in_second >= UWPROF_MMAP_RATE) {
-		c->mmap_throttled++;
-		return false;
 	}
 	c->mmap_in_second++;
 	return true;
@@ -209,15 +218,6 @@ static bool uwprof_mmap_wanted(const struct uwprof_sampler *sp)
 	return sp && (sp->flags & UWPROF_START_MMAP) &&
 	       current->tgid != sp->owner_tgid &&
 	       uwprof_sample_traced(sp, current);
-}
-
-/* Whether 'sp' wrote its second's share of records on this CPU. */
-static bool uwprof_mmap_full(struct uwprof_sampler *sp, u64 now)
-{
-	const struct uwprof_pcpu_stats *c = this_cpu_ptr(sp->stats);
-
-	return c->mmap_second == div_u64(now, NSEC_PER_SEC) &&
-	       c->mmap_in_second >= UWPROF_MMAP_RATE;
 }
 
 /*
