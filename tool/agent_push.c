@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "pb.h"
 
 #define PUSH_SPY	"uwprof"
 /* Kinds said once: curl codes as they are, HTTP statuses from here. */
@@ -191,47 +192,6 @@ out:
 	return ret;
 }
 
-/* A protobuf varint at *p (before 'end'); 0, or -1 when cut or too long. */
-static int pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	unsigned int shift;
-
-	*v = 0;
-	for (shift = 0; shift < 64 && *p < end; shift += 7) {
-		uint8_t b = *(*p)++;
-
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return 0;
-	}
-	return -1;
-}
-
-/* Skips a field of wire type 'wire'; 0, or -1 when it cannot. */
-static int pb_skip(const uint8_t **p, const uint8_t *end, unsigned int wire)
-{
-	uint64_t v;
-
-	switch (wire) {
-	case 0:
-		return pb_varint(p, end, &v);
-	case 1:
-	case 5:
-		v = wire == 1 ? 8 : 4;
-		break;
-	case 2:
-		if (pb_varint(p, end, &v))
-			return -1;
-		break;
-	default:
-		return -1;
-	}
-	if (v > (uint64_t)(end - *p))
-		return -1;
-	*p += v;
-	return 0;
-}
-
 /*
  * An ExportProfilesServiceResponse (tool/proto/otlp/profiles_service.proto):
  * 1 when it has a partial_success (field 1) that rejects profiles or says
@@ -247,10 +207,10 @@ static int otlp_partial(const uint8_t *p, size_t len, uint64_t *rejected,
 	*rejected = 0;
 	msg[0] = 0;
 	while (p < end) {
-		if (pb_varint(&p, end, &key))
+		if (uwprof_pb_read_varint(&p, end, &key))
 			return 0;
 		if (key == (1 << 3 | 2)) {
-			if (pb_varint(&p, end, &v))
+			if (uwprof_pb_read_varint(&p, end, &v))
 				return 0;
 			/* Cut at the kept bytes: what is there still counts. */
 			if (v > (uint64_t)(end - p))
@@ -258,20 +218,20 @@ static int otlp_partial(const uint8_t *p, size_t len, uint64_t *rejected,
 			ps = p;
 			pe = p + v;
 			p = pe;
-		} else if (pb_skip(&p, end, (unsigned int)(key & 7))) {
+		} else if (uwprof_pb_skip(&p, end, (unsigned int)(key & 7))) {
 			return 0;
 		}
 	}
 	if (!ps)
 		return 0;
 	while (ps < pe) {
-		if (pb_varint(&ps, pe, &key))
+		if (uwprof_pb_read_varint(&ps, pe, &key))
 			break;
 		if (key == (1 << 3 | 0)) {
-			if (pb_varint(&ps, pe, rejected))
+			if (uwprof_pb_read_varint(&ps, pe, rejected))
 				break;
 		} else if (key == (2 << 3 | 2)) {
-			if (pb_varint(&ps, pe, &v))
+			if (uwprof_pb_read_varint(&ps, pe, &v))
 				break;
 			if (v > (uint64_t)(pe - ps))
 				v = (uint64_t)(pe - ps);
@@ -279,7 +239,7 @@ static int otlp_partial(const uint8_t *p, size_t len, uint64_t *rejected,
 				 (int)(v < msglen ? v : msglen - 1),
 				 (const char *)ps);
 			ps += v;
-		} else if (pb_skip(&ps, pe, (unsigned int)(key & 7))) {
+		} else if (uwprof_pb_skip(&ps, pe, (unsigned int)(key & 7))) {
 			break;
 		}
 	}

@@ -108,6 +108,47 @@ void uwprof_pb_free(struct uwprof_pb *b)
 	memset(b, 0, sizeof(*b));
 }
 
+int uwprof_pb_read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned int shift;
+
+	*v = 0;
+	for (shift = 0; shift < 64 && *p < end; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+int uwprof_pb_skip(const uint8_t **p, const uint8_t *end, unsigned int wire)
+{
+	uint64_t v;
+
+	switch (wire) {
+	case UWPROF_PB_VARINT:
+		return uwprof_pb_read_varint(p, end, &v);
+	case UWPROF_PB_FIXED64:
+		v = 8;
+		break;
+	case UWPROF_PB_LEN:
+		if (uwprof_pb_read_varint(p, end, &v))
+			return -1;
+		break;
+	case 5:			/* fixed32 */
+		v = 4;
+		break;
+	default:
+		return -1;
+	}
+	if (v > (uint64_t)(end - *p))
+		return -1;
+	*p += v;
+	return 0;
+}
+
 int uwprof_pb_gzip(FILE *f, const uint8_t *p, size_t n)
 {
 	uint8_t buf[65536];

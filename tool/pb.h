@@ -2,7 +2,8 @@
 /*
  * A minimal protobuf encoder over a growable buffer: varints, fixed64,
  * length-delimited fields and finished sub-messages appended to their
- * parent; and the gzip stream a finished message is written as. Shared by
+ * parent; the gzip stream a finished message is written as; and the two
+ * reading steps a small answer needs. Shared by
  * the pprof (pprof.c) and OTLP (otlp.c) writers. Errors are sticky: after
  * the first failed allocation every call does nothing and 'err' says
  * -ENOMEM. Single-threaded per buffer.
@@ -49,6 +50,14 @@ void uwprof_pb_msg(struct uwprof_pb *b, unsigned int field,
 /* The first error of any of 'n' buffers, or 0. */
 int uwprof_pb_error(struct uwprof_pb *const *v, size_t n);
 void uwprof_pb_free(struct uwprof_pb *b);
+
+/*
+ * Reading, for the short answers the agent parses: a varint at *p (before
+ * 'end'), and skipping one field of wire type 'wire'. Both advance *p and
+ * return 0, or -1 when the bytes are cut or malformed.
+ */
+int uwprof_pb_read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
+int uwprof_pb_skip(const uint8_t **p, const uint8_t *end, unsigned int wire);
 
 /*
  * Write 'n' bytes to 'f' as one gzip stream (header and trailer, as pprof
