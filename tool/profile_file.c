@@ -32,7 +32,8 @@ _Static_assert(sizeof(struct uwprof_pf_stats) % 8 == 0, "stats record");
 _Static_assert(UWPROF_PF_STOP__COUNT <= 16, "stats.stop[] holds every stop reason");
 _Static_assert(UWPROF_STATS_STOPS == UWPROF_PF_STOP_SNAPSHOT_SHORT &&
 	       UWPROF_STOP_TIME == UWPROF_STATS_STOPS &&
-	       UWPROF_STOP__COUNT == UWPROF_STOP_TIME + 1,
+	       UWPROF_STOP_PYTHON == UWPROF_STOP_TIME + 1 &&
+	       UWPROF_STOP__COUNT == UWPROF_STOP_PYTHON + 1,
 	       "the module's stop reasons past the first ten have file numbers of their own");
 
 static int pf_maps_cmp(const void *a, const void *b)
@@ -558,6 +559,7 @@ const char *uwprof_pf_stop_name(unsigned int stop)
 		[UWPROF_PF_STOP_SNAPSHOT_SHORT] = "snapshot-too-short",
 		[UWPROF_PF_STOP_EXEC] = "in-execve",
 		[UWPROF_PF_STOP_TIME] = "walk-time-limit",
+		[UWPROF_PF_STOP_PYTHON] = "python-chain",
 	};
 
 	return stop < UWPROF_PF_STOP__COUNT && names[stop] ? names[stop] : "unknown";
@@ -565,7 +567,9 @@ const char *uwprof_pf_stop_name(unsigned int stop)
 
 unsigned int uwprof_pf_stop_of_module(unsigned int stop)
 {
-	return stop == UWPROF_STOP_TIME ? UWPROF_PF_STOP_TIME : stop;
+	if (stop == UWPROF_STOP_TIME)
+		return UWPROF_PF_STOP_TIME;
+	return stop == UWPROF_STOP_PYTHON ? UWPROF_PF_STOP_PYTHON : stop;
 }
 
 const struct uwprof_pf_ksym *uwprof_pf_ksym_find(const struct uwprof_pf *pf,

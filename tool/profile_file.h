@@ -241,7 +241,9 @@ struct uwprof_pf_maps_fixed {
 #define UWPROF_PF_STOP_EXEC		11
 /* The module's UWPROF_STOP_TIME: the walk reached its time limit. */
 #define UWPROF_PF_STOP_TIME		12
-#define UWPROF_PF_STOP__COUNT		13
+/* The module's UWPROF_STOP_PYTHON: the interpreter's chain did not read. */
+#define UWPROF_PF_STOP_PYTHON		13
+#define UWPROF_PF_STOP__COUNT		14
 
 /*
  * uwprof_pf_sample_fixed.flags, besides the module's UWPROF_SAMPLE_*: the

@@ -291,6 +291,7 @@ struct uwprof_table_page {
  */
 #define UWPROF_CAP_WALK_TIME	(1U << 10)
 #define UWPROF_CAP_RENAME	(1U << 11)	/* threads' renames come as UWPROF_REC_COMM */
+#define UWPROF_CAP_PYTHON	(1U << 12)	/* MAPS_SET takes UWPROF_MAPS_PYTHON */
 
 struct uwprof_version {
 	__u32	size;		/* in: sizeof(struct uwprof_version) */
@@ -351,9 +352,96 @@ struct uwprof_maps_set {
 	 * Without the flag a list is bound to the number alone.
 	 */
 	__u64	start_time;
+	/*
+	 * With UWPROF_MAPS_PYTHON (else zero): pointer to the process's
+	 * struct uwprof_python, which then lives and dies with the list.
+	 */
+	__u64	python;
 };
 
 #define UWPROF_MAPS_START_TIME	(1U << 0)
+#define UWPROF_MAPS_PYTHON	(1U << 1)
+
+/* ------------------------------------------------------------------------
+ * Python frames (UWPROF_CAP_PYTHON)
+ *
+ * A process running CPython gets, in every sample whose native walk passes
+ * through the interpreter's eval function, the Python frames each
+ * invocation of that function runs, read from the interpreter's own frame
+ * chain. The reader describes the interpreter once per process (struct
+ * uwprof_python, with the mapping list): where the eval function's code
+ * is, how to find the sampled thread's PyThreadState from its thread
+ * pointer (x86_64 fs base, arm64 tpidr_el0) through the C library's
+ * thread-specific data, and the offsets of the few fields the walk reads.
+ * Nothing in it is trusted: every address read is checked against user
+ * space and read without faulting; a chain that cannot be read, or that
+ * does not fit the native stack, ends the walk with UWPROF_STOP_PYTHON.
+ *
+ * The walk, for the thread's state ts (see the fields below):
+ *
+ *	key = *(u32 *)key_addr
+ *	pt  = thread pointer + tp_pthread
+ *	l1  = *(u64 *)(pt + pt_specific + 8 * (key / kd_per_block))
+ *	ts  = *(u64 *)(l1 + kd_size * (key % kd_per_block) + kd_data)
+ *
+ * UWPROF_PY_CFRAME (CPython 3.11): each invocation of the eval function
+ * keeps a "cframe" in its own native stack frame; ts + ts_frame holds the
+ * innermost one, cframe + cf_previous the next outer one, cframe +
+ * cf_frame the invocation's innermost Python frame, and its Python frames
+ * run along frame + fr_previous up to and including the first whose byte
+ * at fr_entry is non-zero.
+ *
+ * Otherwise (CPython 3.12 on): ts + ts_frame holds the innermost Python
+ * frame, and each invocation starts with an entry frame in its own native
+ * stack frame, one whose byte at fr_entry is entry_value: the Python
+ * frames before it in the chain are the invocation's, the entry frame
+ * itself is not a Python frame.
+ *
+ * An invocation's frames belong to the native frame of the eval function
+ * whose stack [sp, CFA) holds its cframe or entry frame; a native eval
+ * frame holding none of them runs no Python frame (it is starting or
+ * returning). A Python frame is recorded as the address of its code
+ * object (frame + fr_code, with the low UWPROF_PY_CODE_TAG_BITS cleared
+ * under UWPROF_PY_CODE_TAGGED), which must be an object whose type (at
+ * co_type) is code_type, and its instruction offset in code units:
+ * (*(frame + fr_instr) - (code + co_code)) / 2, -1 .. the code object's
+ * size in code units (at co_size) - 1.
+ * ------------------------------------------------------------------------
+ */
+#define UWPROF_PY_MAX_EVAL	4	/* code ranges of the eval function */
+#define UWPROF_PY_MAX_OFF	4096	/* any field offset below */
+#define UWPROF_PY_CODE_TAG_BITS	3
+
+/* uwprof_python.flags */
+#define UWPROF_PY_CFRAME	(1U << 0)
+#define UWPROF_PY_CODE_TAGGED	(1U << 1)
+
+struct uwprof_python {
+	__u32	size;		/* sizeof(struct uwprof_python) */
+	__u32	flags;		/* UWPROF_PY_* */
+	__u32	version;	/* PY_VERSION_HEX >> 16 (0x030b): for the reader */
+	__u32	nr_eval;	/* 1 .. UWPROF_PY_MAX_EVAL */
+	__u64	eval_start[UWPROF_PY_MAX_EVAL];	/* runtime [start, end) */
+	__u64	eval_end[UWPROF_PY_MAX_EVAL];
+	__u64	key_addr;	/* the u32 pthread key of the thread states */
+	__u64	code_type;	/* runtime address of PyCode_Type */
+	__s32	tp_pthread;	/* C library: thread pointer to struct pthread */
+	__u32	pt_specific;	/* ... to its array of key-data blocks */
+	__u32	kd_size;	/* bytes of one key's data, 8 .. 64 */
+	__u32	kd_data;	/* the value's offset in it */
+	__u32	kd_per_block;	/* keys per block, a power of two */
+	__u32	ts_frame;	/* PyThreadState: cframe or current frame */
+	__u32	cf_frame;	/* UWPROF_PY_CFRAME: _PyCFrame fields */
+	__u32	cf_previous;
+	__u32	fr_code;	/* interpreter frame fields */
+	__u32	fr_previous;
+	__u32	fr_instr;
+	__u32	fr_entry;	/* a byte: is_entry, or owner */
+	__u32	entry_value;	/* without UWPROF_PY_CFRAME: 0 .. 255 */
+	__u32	co_type;	/* code object: ob_type */
+	__u32	co_size;	/* ob_size, code units */
+	__u32	co_code;	/* first code unit */
+};
 
 struct uwprof_process_del {
 	__u32	size;
@@ -507,6 +595,11 @@ enum uwprof_stop {
 	 * goes on. UWPROF_CAP_WALK_TIME.
 	 */
 	UWPROF_STOP_TIME,
+	/*
+	 * The interpreter's frame chain could not be read, or did not fit
+	 * the native stack (UWPROF_CAP_PYTHON): the frames kept are right.
+	 */
+	UWPROF_STOP_PYTHON,
 	UWPROF_STOP__COUNT,
 };
 
@@ -535,6 +628,22 @@ enum uwprof_stop {
  * as its stop reason.
  */
 #define UWPROF_SAMPLE_EXEC		(1U << 12)
+/* ips[] holds Python frames (UWPROF_IP_PYTHON). */
+#define UWPROF_SAMPLE_PYTHON		(1U << 13)
+
+/*
+ * A Python frame among a sample's user frames takes two entries of ips[]:
+ * a word with UWPROF_IP_PYTHON in its top byte, the frame's instruction
+ * offset in its low 32 bits (signed: -1 before the first instruction) and
+ * the low 24 bits of its code object's size in code units above them, then
+ * the code object's address. The Python frames an invocation of the eval
+ * function runs follow that invocation's native frame, innermost first. No
+ * user or kernel address has that top byte.
+ */
+#define UWPROF_IP_PYTHON		0xfe00000000000000ULL
+#define UWPROF_IP_TAG_MASK		0xff00000000000000ULL
+#define UWPROF_IP_PY_LASTI(w)		((__s32)(__u32)(w))
+#define UWPROF_IP_PY_SIZE(w)		((__u32)((w) >> 32) & 0xffffffU)
 
 #define UWPROF_HIST_BUCKETS	16	/* bucket i: [2^i, 2^(i+1)) x 64 ns */
 
@@ -629,6 +738,8 @@ struct uwprof_stats {
 	 * parent's mappings.
 	 */
 	__u64	lifecycle_lost;
+	/* Samples whose walk stopped with UWPROF_STOP_PYTHON. */
+	__u64	stop_python;
 };
 
 struct uwprof_ring_info {
