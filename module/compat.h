@@ -204,6 +204,8 @@ static inline bool uwprof_compat_task_in_cgroup(struct task_struct *t,
 
 #if defined(CONFIG_X86_64)
 
+#include <asm/fsgsbase.h>
+
 #define UWPROF_COMPAT_ARCH	UWPROF_ARCH_X86_64
 
 /* User registers of a 32-bit task (ia32 emulation). */
@@ -231,6 +233,15 @@ static inline bool uwprof_compat_user_regs(struct pt_regs *regs)
  */
 #define uwprof_compat_user_read_nofault(dst, src, n)	\
 	copy_from_user_nofault((dst), (src), (n))
+
+/*
+ * current's user thread pointer: the kernel never loads FS for itself, so
+ * the register holds the user's value in any context, NMI included.
+ */
+static inline u64 uwprof_compat_user_tp(void)
+{
+	return x86_fsbase_read_cpu();
+}
 
 /* DWARF numbers 0-15: rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15. */
 #define UWPROF_COMPAT_NR_GPR	16
@@ -261,6 +272,15 @@ static inline bool uwprof_compat_user_gpr(const struct pt_regs *r,
 #include <asm/sysreg.h>
 
 #define UWPROF_COMPAT_ARCH	UWPROF_ARCH_ARM64
+
+/*
+ * current's user thread pointer: TPIDR_EL0 keeps the user's value in the
+ * kernel and is switched with the task.
+ */
+static inline u64 uwprof_compat_user_tp(void)
+{
+	return read_sysreg(tpidr_el0);
+}
 
 static inline bool uwprof_compat_user_regs(struct pt_regs *regs)
 {

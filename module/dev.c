@@ -123,7 +123,7 @@ static long uwprof_ioc_version(struct uwprof_session *s, void __user *arg)
 		v.caps |= UWPROF_CAP_KERNEL_STACK;
 	v.caps |= UWPROF_CAP_SNAPSHOT | UWPROF_CAP_SESSIONS | UWPROF_CAP_COMM |
 		  UWPROF_CAP_DESCENDANTS | UWPROF_CAP_MAPS_START |
-		  UWPROF_CAP_WALK_TIME;
+		  UWPROF_CAP_WALK_TIME | UWPROF_CAP_PYTHON;
 	if (uwprof_offcpu_available())
 		v.caps |= UWPROF_CAP_OFF_CPU;
 	if (uwprof_mmap_available())

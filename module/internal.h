@@ -56,6 +56,7 @@ struct uwprof_maps {
 	refcount_t ref;
 	struct uwprof_session *s;
 	u64 bytes;			/* charged to 's' */
+	const struct uwprof_python *py;	/* after maps[], or NULL */
 	u32 nr;
 	struct uwprof_unwind_map maps[];
 };
@@ -74,6 +75,7 @@ struct uwprof_proc {
 	struct rcu_head rcu;
 	struct uwprof_maps *set;
 	const struct uwprof_unwind_map *maps;
+	const struct uwprof_python *py;	/* the list's interpreter, or NULL */
 	u32 nr_maps;
 	u32 tgid;
 	int dead;

@@ -207,7 +207,8 @@ static void uwprof_offcpu_out(struct uwprof_sampler *sp, struct task_struct *t,
 	sl->rec.cpu = cpu;
 	sl->rec.flags = (res.stop & UWPROF_SAMPLE_STOP_MASK) |
 			(res.flags & (UWPROF_SAMPLE_FP_USED |
-				      UWPROF_SAMPLE_EXEC)) |
+				      UWPROF_SAMPLE_EXEC |
+				      UWPROF_SAMPLE_PYTHON)) |
 			UWPROF_SAMPLE_IN_KERNEL | UWPROF_SAMPLE_OFF_CPU;
 	sl->rec.nr_kernel = nk;
 	sl->rec.nr_user = res.nr;

@@ -411,12 +411,17 @@ void uwprof_sample_walk(struct uwprof_sampler *sp, struct uwprof_scratch *sc,
 			.maps_id = p->id,
 			.env = &kenv,
 			.deadline = deadline,
+			.py = p->py,
 		};
 
 		if (sp->flags & UWPROF_START_NO_FP_FALLBACK)
 			req.flags |= UWPROF_UNWIND_NO_FP_FALLBACK;
 		uwprof_compat_user_regs_get(uregs, &req.regs);
 		kenv.uregs = uregs;
+		if (p->py) {
+			kenv.tp = uwprof_compat_user_tp();
+			kenv.tid = task_pid_vnr(current);
+		}
 		pagefault_disable();
 		uwprof_unwind_user(&req, res);
 		pagefault_enable();
@@ -522,7 +527,8 @@ void uwprof_sample_take(struct uwprof_sampler *sp, struct pt_regs *regs,
 	rec->tid = t->pid;
 	rec->cpu = cpu;
 	rec->flags = (res.stop & UWPROF_SAMPLE_STOP_MASK) |
-		     (res.flags & (UWPROF_SAMPLE_FP_USED | UWPROF_SAMPLE_EXEC)) |
+		     (res.flags & (UWPROF_SAMPLE_FP_USED | UWPROF_SAMPLE_EXEC |
+				   UWPROF_SAMPLE_PYTHON)) |
 		     (user_mode(regs) ? 0 : UWPROF_SAMPLE_IN_KERNEL) |
 		     (snap ? UWPROF_SAMPLE_SNAPSHOT : 0);
 	rec->nr_kernel = nk;
@@ -1055,6 +1061,7 @@ void uwprof_sample_stats(struct uwprof_session *s, struct uwprof_stats *st)
 		for (i = 0; i < UWPROF_STATS_STOPS; i++)
 			st->stop[i] += c->stop[i];
 		st->stop_time += c->stop[UWPROF_STOP_TIME];
+		st->stop_python += c->stop[UWPROF_STOP_PYTHON];
 		st->snapshots_time_cut += c->snapshots_time_cut;
 		for (i = 0; i < UWPROF_HIST_BUCKETS; i++)
 			st->unwind_ns_hist[i] += c->hist[i];

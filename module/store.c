@@ -157,6 +157,7 @@ static struct uwprof_proc *uwprof_proc_new(struct uwprof_session *s,
 	}
 	p->set = m;
 	p->maps = m->maps;
+	p->py = m->py;
 	p->nr_maps = m->nr;
 	p->tgid = tgid;
 	p->id = id;
@@ -309,6 +310,7 @@ static int uwprof_store_maps_publish(struct uwprof_session *s,
 				     const struct uwprof_maps_set *a,
 				     struct task_struct *task)
 {
+	struct uwprof_python py = {};
 	struct uwprof_proc *p, *old;
 	struct uwprof_maps *m;
 	struct uwprof_map *um;
@@ -322,6 +324,15 @@ static int uwprof_store_maps_publish(struct uwprof_session *s,
 	if (a->nr_maps > UWPROF_MAX_MAPS)
 		return -E2BIG;
 	n = a->nr_maps;
+	if (a->flags & UWPROF_MAPS_PYTHON) {
+		ret = uwprof_dev_copy_args(&py, sizeof(py), sizeof(py),
+					   u64_to_user_ptr(a->python));
+		if (ret)
+			return ret;
+		ret = uwprof_py_check(&py, UWPROF_TASK_SIZE_MAX);
+		if (ret)
+			return ret;
+	}
 
 	um = kvmalloc_array(n, sizeof(*um), GFP_KERNEL | __GFP_NOWARN);
 	if (!um)
@@ -338,6 +349,8 @@ static int uwprof_store_maps_publish(struct uwprof_session *s,
 	}
 
 	bytes = struct_size(m, maps, n);
+	if (a->flags & UWPROF_MAPS_PYTHON)
+		bytes += sizeof(struct uwprof_python);
 	m = kvzalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!m) {
 		ret = -ENOMEM;
@@ -345,6 +358,12 @@ static int uwprof_store_maps_publish(struct uwprof_session *s,
 	}
 	refcount_set(&m->ref, 1);
 	m->s = s;
+	if (a->flags & UWPROF_MAPS_PYTHON) {
+		struct uwprof_python *kpy = (struct uwprof_python *)&m->maps[n];
+
+		*kpy = py;
+		m->py = kpy;
+	}
 
 	/* Resolve object ids; the session mutex keeps 'objects' stable. */
 	for (i = 0; i < n; i++) {
@@ -410,8 +429,9 @@ int uwprof_store_maps_set(struct uwprof_session *s, void __user *arg)
 				   arg);
 	if (ret)
 		return ret;
-	if (a.flags & ~UWPROF_MAPS_START_TIME ||
-	    (!(a.flags & UWPROF_MAPS_START_TIME) && a.start_time)) {
+	if (a.flags & ~(UWPROF_MAPS_START_TIME | UWPROF_MAPS_PYTHON) ||
+	    (!(a.flags & UWPROF_MAPS_START_TIME) && a.start_time) ||
+	    (!(a.flags & UWPROF_MAPS_PYTHON) && a.python)) {
 		ret = -EINVAL;
 	} else if (a.flags & UWPROF_MAPS_START_TIME) {
 		task = uwprof_store_task(a.pid, a.start_time);

@@ -227,6 +227,11 @@ struct walk {
 	 */
 	u32 sav_reg;
 	u64 sav_at;
+	/*
+	 * The stack address of the next Python invocation's mark (see
+	 * struct uwprof_py_walk), mirrored for walk_cached(); 0: none.
+	 */
+	u64 py_mark;
 };
 
 #define WALK_NO_REG	(~0U)
@@ -772,6 +777,8 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 	u64 *end = ips + (most < req->max_depth - nr ? most : req->max_depth - nr);
 	void *env = w->env;
 	struct uwprof_rule_cache_ent *n, *regs[2] = { NULL, NULL };
+	/* A frame holding the interpreter's mark is the general step's. */
+	const u64 mark = w->py_mark;
 	bool fp_ok = w->fp_ok;
 	u32 e8, g = 0, h = 0;
 
@@ -807,7 +814,7 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 		if (likely(n->kind == KIND_FAST)) {
 			/* CFA = sp + cfa_off, ra saved, fp unchanged. */
 			cfa = sp + (u64)n->rule.cfa_off;
-			if (cfa > last ||
+			if (cfa > last || unlikely(mark - sp < cfa - sp) ||
 			    UWPROF_ENV_READ(env, &ra, cfa + (s64)n->rule.ra_off, 8))
 				break;
 			ra = strip_ra(w, ra);
@@ -828,7 +835,7 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 			} else {
 				cfa = sp + (u64)n->rule.cfa_off;
 			}
-			if (cfa > last)
+			if (cfa > last || unlikely(mark - sp < cfa - sp))
 				break;
 			if (kind & KIND_PAIR) {
 				if (UWPROF_ENV_READ(env, rec, cfa + (s64)n->rule.fp_off, 16))
@@ -876,6 +883,42 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 	return ips - req->ips;
 }
 
+/*
+ * After a step through the native frame [lo, w->sp): the Python frames of
+ * each invocation whose mark it holds (one, but for a forged chain), kept
+ * in ips[] with room for the caller's pc; a mark it stepped past without
+ * holding it is a chain that does not fit the stack. 0 with the frame
+ * count in res->nr, or a stop reason + 1.
+ */
+static u32 py_step(struct walk *w, struct uwprof_py_walk *pw, u64 lo, u32 nr,
+		   struct uwprof_unwind_res *res)
+{
+	const struct uwprof_unwind_req *req = w->req;
+	u32 had = nr, ret = 0;
+
+	while (pw->mark && pw->mark < w->sp) {
+		u64 mark = pw->mark;
+
+		if (mark < lo) {
+			ret = UWPROF_STOP_PYTHON + 1;
+			break;
+		}
+		ret = uwprof_py_frames(pw, req->ips, &nr, req->max_depth - 1);
+		if (ret)
+			break;
+		/* Invocations nest outwards, up the stack: no loop. */
+		if (pw->mark && pw->mark <= mark) {
+			ret = UWPROF_STOP_PYTHON + 1;
+			break;
+		}
+	}
+	w->py_mark = pw->mark;
+	if (nr != had)
+		res->flags |= UWPROF_SAMPLE_PYTHON;
+	res->nr = nr;
+	return ret;
+}
+
 u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 		       struct uwprof_unwind_res *res)
 {
@@ -901,6 +944,12 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 	 */
 	u32 check = req->deadline ? UWPROF_WALK_CHECK_STEPS : ~0U;
 	const u32 most = req->deadline ? UWPROF_WALK_CHECK_CACHED : ~0U;
+	struct uwprof_py_walk pw = {
+		.d = req->py,
+		.env = req->env,
+		.limit = w.limit,
+		.deadline = req->deadline,
+	};
 	u32 nr = 0, ret;
 
 	res->stop = UWPROF_STOP_OK;
@@ -921,6 +970,14 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 		goto out;
 	}
 	req->ips[nr++] = w.pc;
+	if (req->py) {
+		ret = uwprof_py_start(&pw);
+		w.py_mark = pw.mark;
+		if (ret) {
+			res->stop = ret - 1;
+			goto out;
+		}
+	}
 
 	/*
 	 * One call site for step(), so that the compiler keeps it inline in
@@ -929,6 +986,7 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 	for (;;) {
 		struct uwprof_unwind_res peek, *to = res;
 		bool full;
+		u64 lo;
 
 		if (unlikely(nr >= check)) {
 			if (UWPROF_ENV_NOW(req->env) >= req->deadline) {
@@ -957,6 +1015,7 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 			peek = *res;
 			to = &peek;
 		}
+		lo = w.sp;
 		ret = step(&w, req, to);
 		if (unlikely(full)) {
 			if (ret)
@@ -968,8 +1027,19 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 			res->stop = ret - 1;
 			break;
 		}
+		if (unlikely(w.py_mark) && w.sp > lo) {
+			ret = py_step(&w, &pw, lo, nr, res);
+			nr = res->nr;
+			if (ret) {
+				res->stop = ret - 1;
+				break;
+			}
+		}
 		req->ips[nr++] = w.pc;
 	}
+	/* An invocation no native frame ran: its frames had no place. */
+	if (w.py_mark && res->stop == UWPROF_STOP_OK)
+		res->stop = UWPROF_STOP_PYTHON;
 out:
 	res->nr = nr;
 	return nr;

@@ -179,6 +179,41 @@ static_assert(UWPROF_RULE_CACHE_NEXT_BITS >= UWPROF_RULE_CACHE_BITS + 4,
 #define UWPROF_WALK_CHECK_CACHED	64
 #define UWPROF_WALK_CHECK_STEPS		8
 
+/*
+ * Check an interpreter descriptor the reader sent (limit: the first
+ * address above user space): -EINVAL for any field out of range, else 0.
+ * Process context.
+ */
+int uwprof_py_check(const struct uwprof_python *d, u64 limit);
+
+/*
+ * The interpreter chain during one walk (unwind.c owns it): 'mark' is the
+ * stack address of the next eval invocation's cframe or entry frame, which
+ * the native frame running that invocation holds in [sp, CFA).
+ */
+struct uwprof_py_walk {
+	const struct uwprof_python *d;
+	void *env;
+	u64 limit;
+	u64 deadline;		/* 0: none */
+	u64 cur;		/* the invocation's cframe, or its innermost frame */
+	u64 mark;		/* 0: no invocation left */
+};
+
+/*
+ * Read the thread's state and find its innermost invocation. 0, or
+ * UWPROF_STOP_PYTHON + 1 when the state cannot be read.
+ */
+u32 uwprof_py_start(struct uwprof_py_walk *pw);
+
+/*
+ * Append to ips[*nr ..] the Python frames (two entries each, uapi
+ * UWPROF_IP_PYTHON) of the invocation at pw->mark, without passing
+ * ips[room], and move to the next one out. 0, or a stop reason + 1:
+ * UWPROF_STOP_PYTHON, _DEPTH, _TIME (*nr then counts the frames kept).
+ */
+u32 uwprof_py_frames(struct uwprof_py_walk *pw, u64 *ips, u32 *nr, u32 room);
+
 /* uwprof_unwind_req.flags */
 #define UWPROF_UNWIND_NO_FP_FALLBACK	BIT(0)	/* tables only */
 
@@ -214,13 +249,19 @@ struct uwprof_unwind_req {
 	 * UWPROF_STOP_TIME; 0: never. Needs an environment with a clock.
 	 */
 	u64 deadline;
+	/*
+	 * The process's interpreter, or NULL: Python frames follow the
+	 * native frames of its eval function (UWPROF_SAMPLE_PYTHON). Needs
+	 * an environment with the thread's pointer and id.
+	 */
+	const struct uwprof_python *py;
 };
 
 /* How the walk ended. */
 struct uwprof_unwind_res {
 	u32 nr;			/* frames in ips[], leaf first */
 	u32 stop;		/* enum uwprof_stop */
-	u32 flags;		/* UWPROF_SAMPLE_FP_USED, _EXEC */
+	u32 flags;		/* UWPROF_SAMPLE_FP_USED, _EXEC, _PYTHON */
 	u32 fp_frames;		/* frames found by frame-pointer fallback */
 	u64 unknown_pc;		/* stop == UWPROF_STOP_NO_MAP: the pc, else 0 */
 	/*

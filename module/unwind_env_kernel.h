@@ -64,7 +64,12 @@
 struct uwprof_kenv {
 	bool uaccess_ok;	/* a read succeeded: user memory is reachable */
 	const struct pt_regs *uregs;	/* the interrupted user registers */
+	u64 tp;			/* its user thread pointer (Python walks) */
+	u32 tid;		/* its id in its own pid namespace (ditto) */
 };
+
+#define UWPROF_ENV_TP(env)	(((struct uwprof_kenv *)(env))->tp)
+#define UWPROF_ENV_TID(env)	(((struct uwprof_kenv *)(env))->tid)
 
 /* General register 'regno' (DWARF numbering) of the interrupted frame. */
 #define UWPROF_ENV_GPR(env, regno, val)					\

@@ -76,6 +76,9 @@ struct uwprof_host_env {
 	/* The interrupted frame's registers by DWARF number, or NULL. */
 	const u64 *gpr;
 	unsigned int nr_gpr;
+	/* The thread's pointer and id, for Python walks. */
+	u64 tp;
+	u32 tid;
 };
 
 /*
@@ -121,6 +124,8 @@ u64 uwprof_host_now(void);
 #define UWPROF_ENV_USER_LIMIT(env)	(((struct uwprof_host_env *)(env))->user_limit)
 #define UWPROF_ENV_STRIP_PAC(env, a)	uwprof_host_strip((env), (a))
 #define UWPROF_ENV_GPR(env, regno, val)	uwprof_host_gpr((env), (regno), (val))
+#define UWPROF_ENV_TP(env)		(((struct uwprof_host_env *)(env))->tp)
+#define UWPROF_ENV_TID(env)		(((struct uwprof_host_env *)(env))->tid)
 
 static inline bool uwprof_host_gpr(void *ctx, unsigned int regno, u64 *val)
 {

@@ -369,8 +369,8 @@ struct uwprof_maps_set {
  * through the interpreter's eval function, the Python frames each
  * invocation of that function runs, read from the interpreter's own frame
  * chain. The reader describes the interpreter once per process (struct
- * uwprof_python, with the mapping list): where the eval function's code
- * is, how to find the sampled thread's PyThreadState from its thread
+ * uwprof_python, with the mapping list): how to find the sampled thread's
+ * PyThreadState from its thread
  * pointer (x86_64 fs base, arm64 tpidr_el0) through the C library's
  * thread-specific data, and the offsets of the few fields the walk reads.
  * Nothing in it is trusted: every address read is checked against user
@@ -380,7 +380,8 @@ struct uwprof_maps_set {
  * The walk, for the thread's state ts (see the fields below):
  *
  *	key = *(u32 *)key_addr
- *	pt  = thread pointer + tp_pthread
+ *	pt  = thread pointer + tp_pthread, where *(u32 *)(pt + pt_tid) must
+ *	      be the sampled thread's id (in its own pid namespace)
  *	l1  = *(u64 *)(pt + pt_specific + 8 * (key / kd_per_block))
  *	ts  = *(u64 *)(l1 + kd_size * (key % kd_per_block) + kd_data)
  *
@@ -397,10 +398,12 @@ struct uwprof_maps_set {
  * frames before it in the chain are the invocation's, the entry frame
  * itself is not a Python frame.
  *
- * An invocation's frames belong to the native frame of the eval function
- * whose stack [sp, CFA) holds its cframe or entry frame; a native eval
- * frame holding none of them runs no Python frame (it is starting or
- * returning). A Python frame is recorded as the address of its code
+ * An invocation's frames belong to the native frame whose stack [sp, CFA)
+ * holds its cframe or entry frame: a local of the eval function, so the
+ * walk needs no address of its code. A thread without a state runs no
+ * Python; a marker the native walk steps past without reaching it, or
+ * one left over at the outermost frame, ends the walk with
+ * UWPROF_STOP_PYTHON. A Python frame is recorded as the address of its code
  * object (frame + fr_code, with the low UWPROF_PY_CODE_TAG_BITS cleared
  * under UWPROF_PY_CODE_TAGGED), which must be an object whose type (at
  * co_type) is code_type, and its instruction offset in code units:
@@ -408,7 +411,6 @@ struct uwprof_maps_set {
  * size in code units (at co_size) - 1.
  * ------------------------------------------------------------------------
  */
-#define UWPROF_PY_MAX_EVAL	4	/* code ranges of the eval function */
 #define UWPROF_PY_MAX_OFF	4096	/* any field offset below */
 #define UWPROF_PY_CODE_TAG_BITS	3
 
@@ -420,13 +422,12 @@ struct uwprof_python {
 	__u32	size;		/* sizeof(struct uwprof_python) */
 	__u32	flags;		/* UWPROF_PY_* */
 	__u32	version;	/* PY_VERSION_HEX >> 16 (0x030b): for the reader */
-	__u32	nr_eval;	/* 1 .. UWPROF_PY_MAX_EVAL */
-	__u64	eval_start[UWPROF_PY_MAX_EVAL];	/* runtime [start, end) */
-	__u64	eval_end[UWPROF_PY_MAX_EVAL];
+	__u32	__reserved0;	/* must be zero */
 	__u64	key_addr;	/* the u32 pthread key of the thread states */
 	__u64	code_type;	/* runtime address of PyCode_Type */
 	__s32	tp_pthread;	/* C library: thread pointer to struct pthread */
 	__u32	pt_specific;	/* ... to its array of key-data blocks */
+	__u32	pt_tid;		/* ... to the thread's id */
 	__u32	kd_size;	/* bytes of one key's data, 8 .. 64 */
 	__u32	kd_data;	/* the value's offset in it */
 	__u32	kd_per_block;	/* keys per block, a power of two */
@@ -441,6 +442,7 @@ struct uwprof_python {
 	__u32	co_type;	/* code object: ob_type */
 	__u32	co_size;	/* ob_size, code units */
 	__u32	co_code;	/* first code unit */
+	__u32	__reserved;	/* must be zero */
 };
 
 struct uwprof_process_del {
@@ -637,8 +639,9 @@ enum uwprof_stop {
  * offset in its low 32 bits (signed: -1 before the first instruction) and
  * the low 24 bits of its code object's size in code units above them, then
  * the code object's address. The Python frames an invocation of the eval
- * function runs follow that invocation's native frame, innermost first. No
- * user or kernel address has that top byte.
+ * function runs follow that invocation's native frame (the one ips[] has
+ * just before them), innermost first. No user or kernel address has that
+ * top byte.
  */
 #define UWPROF_IP_PYTHON		0xfe00000000000000ULL
 #define UWPROF_IP_TAG_MASK		0xff00000000000000ULL
