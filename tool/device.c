@@ -93,7 +93,8 @@ int uwprof_dev_table_add(struct uwprof_dev *d, uint64_t object_id,
 }
 
 int uwprof_dev_maps_set(struct uwprof_dev *d, uint32_t pid, uint64_t start,
-			const struct uwprof_map *maps, uint32_t nr)
+			const struct uwprof_map *maps, uint32_t nr,
+			const struct uwprof_python *py)
 {
 	struct uwprof_maps_set a = {
 		.size = sizeof(a),
@@ -106,6 +107,10 @@ int uwprof_dev_maps_set(struct uwprof_dev *d, uint32_t pid, uint64_t start,
 	if (start && (d->ver.caps & UWPROF_CAP_MAPS_START)) {
 		a.flags = UWPROF_MAPS_START_TIME;
 		a.start_time = start;
+	}
+	if (py && (d->ver.caps & UWPROF_CAP_PYTHON)) {
+		a.flags |= UWPROF_MAPS_PYTHON;
+		a.python = (uintptr_t)py;
 	}
 	return dev_ioctl(d, UWPROF_IOC_MAPS_SET, &a);
 }

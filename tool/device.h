@@ -39,9 +39,12 @@ int uwprof_dev_table_add(struct uwprof_dev *d, uint64_t object_id,
 /*
  * 'start': the process's start time (uwprof_pm_start_time()), binding the
  * list to that process where the module offers it; 0: to the pid alone.
+ * 'py': the process's interpreter, or NULL; left out where the module
+ * does not walk Python (no UWPROF_CAP_PYTHON).
  */
 int uwprof_dev_maps_set(struct uwprof_dev *d, uint32_t pid, uint64_t start,
-			const struct uwprof_map *maps, uint32_t nr);
+			const struct uwprof_map *maps, uint32_t nr,
+			const struct uwprof_python *py);
 int uwprof_dev_object_del(struct uwprof_dev *d, uint64_t object_id);
 int uwprof_dev_process_del(struct uwprof_dev *d, uint32_t pid);
 /* START with 'a' as the caller filled it; its size is set here. */

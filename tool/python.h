@@ -12,7 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/types.h>
+
 #include <linux/uwprof.h>
+
+#include "procmaps.h"
 
 /*
  * Offsets (bytes) in the objects that name a frame: the code object, its
@@ -50,6 +54,25 @@ struct uwprof_py_proc {
 	struct uwprof_py_layout layout;
 	char		why[96];
 };
+
+/* The files python_find.c has read, by device and inode. */
+struct uwprof_py_file;
+struct uwprof_py_cache {
+	struct uwprof_py_file *v;
+	size_t		n;
+};
+
+/*
+ * The interpreter process 'pid' runs, from its executable mappings 'pm'
+ * (the files opened as procmaps.h opens them, for a process of 'arch'):
+ * out->found with the descriptor and layout, or out->why when something
+ * CPython-like cannot be walked. Returns 0; a file that cannot be read
+ * counts as no interpreter.
+ */
+int uwprof_py_find(struct uwprof_py_cache *c, pid_t pid,
+		   const struct uwprof_pm *pm, uint16_t arch,
+		   struct uwprof_py_proc *out);
+void uwprof_py_cache_free(struct uwprof_py_cache *c);
 
 /*
  * The naming layout of CPython 'version' (PY_VERSION_HEX >> 16); -ENOENT

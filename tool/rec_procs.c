@@ -227,11 +227,40 @@ static void proc_cgroup_look(struct recorder *r, struct rec_proc *p)
 	rec_w_cgroup(r, p->last_read_ns, p->pid, path);
 }
 
+/*
+ * The process's CPython, read with its mappings: said once per process
+ * when something that looks like one cannot be walked.
+ */
+static void proc_python_look(struct recorder *r, struct rec_proc *p,
+			     const struct uwprof_pm *pm)
+{
+	struct uwprof_py_proc now;
+
+	uwprof_py_find(&r->py_cache, (pid_t)p->pid, pm, r->arch, &now);
+	if (!now.found && !now.why[0]) {
+		free(p->py);
+		p->py = NULL;
+		return;
+	}
+	if (!p->py) {
+		p->py = malloc(sizeof(*p->py));
+		if (!p->py)
+			return;
+		if (!now.found && !r->o.quiet)
+			fprintf(stderr,
+				"%s: process %u: no Python frames: %s\n",
+				r->name, p->pid, now.why);
+	}
+	*p->py = now;
+}
+
 /* Uploads the list; a failure is said once per kind, then the walks go on. */
 static void proc_maps_set(struct recorder *r, struct rec_proc *p,
 			  const struct uwprof_map *km, uint32_t n)
 {
-	int ret = uwprof_dev_maps_set(&r->dev, p->pid, p->start_time, km, n);
+	int ret = uwprof_dev_maps_set(&r->dev, p->pid, p->start_time, km, n,
+				      p->py && p->py->found ? &p->py->desc :
+							      NULL);
 
 	/*
 	 * The process read is gone: read again, which finds its number free
@@ -386,6 +415,7 @@ static int proc_upload_once(struct recorder *r, struct rec_proc *p)
 	}
 	rec_jit_look(r, p, &pm);
 	proc_cgroup_look(r, p);
+	proc_python_look(r, p, &pm);
 	ret = proc_upload_pm(r, p, &pm, p->last_read_ns, comm);
 	if (!ret)
 		ret = pm_same((pid_t)p->pid, &pm) ? 0 : 1;
@@ -536,6 +566,7 @@ static void proc_release(struct rec_proc *p)
 	rec_jit_close(p);
 	rec_mm_free(p);
 	free(p->cgroup);
+	free(p->py);
 	free(p->maps);
 	free(p->pf_maps);
 	free(p->exec_ns);

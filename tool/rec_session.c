@@ -81,12 +81,14 @@ void rec_free(struct recorder *r)
 		free(p->maps);
 		free(p->pf_maps);
 		free(p->cgroup);
+		free(p->py);
 		rec_mm_free(p);
 		free(p->exec_ns);
 		for (g = 0; g < REC_GENS; g++)
 			free(p->gens[g].maps);
 	}
 	free(r->procs);
+	uwprof_py_cache_free(&r->py_cache);
 	uwprof_snap_queue_free(&r->snapq);
 	uwprof_rreader_free(&r->rr);
 	uwprof_u64map_free(&r->tids);

@@ -31,6 +31,7 @@
 #include "jitmap.h"
 #include "procmaps.h"
 #include "profile_file.h"
+#include "python.h"
 #include "ring_reader.h"
 #include "snapshot.h"
 #include "table.h"
@@ -191,6 +192,7 @@ struct rec_proc {
 	int		jit_done;	/* exited: its files read to the end */
 	char		comm[64];
 	char		*cgroup;	/* cgroup v2 path last recorded, or NULL */
+	struct uwprof_py_proc *py;	/* its CPython as last read, or NULL */
 	/* MMAP records of it, and whether /proc was read since its exec */
 	struct rec_mm	*mm;
 	size_t		nr_mm, cap_mm;
@@ -208,6 +210,7 @@ struct recorder {
 	struct uwprof_rreader rr;
 	struct uwprof_pfw w;
 	struct uwprof_tcache cache;
+	struct uwprof_py_cache py_cache;	/* CPython and C library files */
 	const char	*name;		/* "uwprof record", for messages */
 	int		no_file;	/* agent: records go to the tees only */
 	struct uwprof_pfw **tees;	/* agent: the open windows */
