@@ -495,11 +495,12 @@ void uwprof_sample_take(struct uwprof_sampler *sp, struct pt_regs *regs,
 	uwprof_sample_walk(sp, sc, uregs, tgid, rec->ips + nk, sp->max_depth,
 			   deadline, &res);
 	/*
-	 * The reader does not finish walks of itself. The copy is sized to
-	 * the time the walk and the CPU's budget have left, and charged
-	 * before it starts, so that neither is overrun by it.
+	 * The reader does not finish walks of itself, nor walks with Python
+	 * frames past their stop. The copy is sized to the time the walk and
+	 * the CPU's budget have left, and charged before it starts, so that
+	 * neither is overrun by it.
 	 */
-	if (sp->snapshot_size && tgid != sp->owner_tgid &&
+	if (sp->snapshot_size && tgid != sp->owner_tgid && !res.py_left &&
 	    (res.stop == UWPROF_STOP_NO_MAP || res.stop == UWPROF_STOP_NO_PROCESS)) {
 		t1 = ktime_get_mono_fast_ns();
 		charged = t1 - t0;

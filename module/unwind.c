@@ -958,7 +958,7 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 	res->unknown_pc = 0;
 	res->at = (struct uwprof_regs){ 0 };
 	res->at_flags = 0;
-	res->__pad = 0;
+	res->py_left = 0;
 
 	if (unlikely(!w.pc || w.pc >= w.limit || !req->max_depth)) {
 		res->stop = UWPROF_STOP_BAD_PC;
@@ -1040,6 +1040,7 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 	/* An invocation no native frame ran: its frames had no place. */
 	if (w.py_mark && res->stop == UWPROF_STOP_OK)
 		res->stop = UWPROF_STOP_PYTHON;
+	res->py_left = !!w.py_mark;
 out:
 	res->nr = nr;
 	return nr;

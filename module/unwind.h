@@ -271,7 +271,12 @@ struct uwprof_unwind_res {
 	 */
 	struct uwprof_regs at;
 	u32 at_flags;
-	u32 __pad;
+	/*
+	 * A Python invocation lies beyond where the walk stopped: a walk
+	 * resumed from 'at' would leave its frames out (the reader cannot
+	 * finish such a walk). 0 or 1.
+	 */
+	u32 py_left;
 };
 
 /*

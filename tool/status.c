@@ -110,6 +110,8 @@ int uwprof_cmd_status(int argc, char **argv)
 	       (unsigned long long)st.snapshots_time_cut);
 	printf("%-22s %llu samples\n", "walks out of time:",
 	       (unsigned long long)st.stop_time);
+	printf("%-22s %llu samples\n", "Python chain unread:",
+	       (unsigned long long)st.stop_python);
 	printf("%-22s %llu of the samples\n", "taken in NMI:",
 	       (unsigned long long)st.nmi_samples);
 	printf("%-22s %llu times (kernel.perf_event_max_sample_rate)\n",

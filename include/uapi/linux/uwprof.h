@@ -477,7 +477,9 @@ struct uwprof_process_del {
  * yet) carry a snapshot of the user stack and registers at the frame the
  * walk stopped at (UWPROF_SAMPLE_SNAPSHOT), so the reader can finish the
  * walk once it has the tables. Never for the process that started the
- * session: the reader does not finish walks of itself.
+ * session: the reader does not finish walks of itself; nor when the walk
+ * stopped below a Python invocation (UWPROF_CAP_PYTHON), whose frames a
+ * walk resumed from the stack alone would leave out.
  */
 #define UWPROF_START_SNAPSHOT		(1U << 6)
 /*
