@@ -368,7 +368,7 @@ TEST_F(dev, maps_set)
 	a.pid = 4242;
 	a.nr_maps = 3;
 	a.maps = (uintptr_t)m;
-	a.flags = UWPROF_MAPS_START_TIME << 1;
+	a.flags = UWPROF_MAPS_PYTHON << 1;
 	RESET();
 	EXPECT_EQ(-EINVAL, uwt_ioctl(self->fd, UWPROF_IOC_MAPS_SET, &a));
 	a.flags = 0;
@@ -407,6 +407,118 @@ TEST_F(dev, maps_set)
 	EXPECT_EQ(0, st.table_bytes);
 #undef RESET
 	free(b.data);
+}
+
+/* A descriptor of CPython 3.11 on glibc 2.36 (tool/python_find.c's). */
+static void py_desc(struct uwprof_python *d)
+{
+	*d = (struct uwprof_python){
+		.size = sizeof(*d), .flags = UWPROF_PY_CFRAME,
+		.version = 0x030b, .key_addr = 0x10000, .code_type = 0x20000,
+		.pt_specific = 1296, .pt_tid = 720, .kd_size = 16,
+		.kd_data = 8, .kd_per_block = 32, .ts_frame = 56,
+		.cf_frame = 8, .cf_previous = 16, .fr_code = 32,
+		.fr_previous = 48, .fr_instr = 56, .fr_entry = 68,
+		.co_type = 8, .co_size = 16, .co_code = 184,
+	};
+}
+
+/* MAPS_SET with an interpreter: every field of it checked. */
+TEST_F(dev, maps_set_python)
+{
+	struct uwprof_map m = { 0x10000, 0x20000, 0, 0, UWPROF_MAP_NO_TABLE, 0 };
+	struct uwprof_maps_set a = {
+		.size = sizeof(a), .flags = UWPROF_MAPS_PYTHON, .pid = 4242,
+		.nr_maps = 1, .maps = (uintptr_t)&m,
+	};
+	struct uwprof_version v = { .size = sizeof(v) };
+	struct uwprof_python d;
+	struct uwprof_stats st;
+	uint64_t bytes;
+	unsigned int i;
+	static const struct {
+		size_t off, size;
+		uint64_t val;
+	} bad[] = {
+		{ offsetof(struct uwprof_python, flags), 4, 1U << 2 },
+		{ offsetof(struct uwprof_python, __reserved0), 4, 1 },
+		{ offsetof(struct uwprof_python, __reserved), 4, 1 },
+		{ offsetof(struct uwprof_python, key_addr), 8, 0 },
+		{ offsetof(struct uwprof_python, key_addr), 8, 0xffff888000000000ULL },
+		{ offsetof(struct uwprof_python, key_addr), 8, 0x10002 },
+		{ offsetof(struct uwprof_python, code_type), 8, 0 },
+		{ offsetof(struct uwprof_python, code_type), 8, 0x20004 },
+		{ offsetof(struct uwprof_python, tp_pthread), 4, 0x10000 },
+		{ offsetof(struct uwprof_python, pt_specific), 4, 1297 },
+		{ offsetof(struct uwprof_python, pt_tid), 4, UWPROF_PY_MAX_OFF },
+		{ offsetof(struct uwprof_python, ts_frame), 4, 0xffffffff },
+		{ offsetof(struct uwprof_python, fr_entry), 4, UWPROF_PY_MAX_OFF },
+		{ offsetof(struct uwprof_python, co_code), 4, 185 },
+		{ offsetof(struct uwprof_python, kd_size), 4, 0 },
+		{ offsetof(struct uwprof_python, kd_size), 4, 72 },
+		{ offsetof(struct uwprof_python, kd_data), 4, 16 },
+		{ offsetof(struct uwprof_python, kd_per_block), 4, 0 },
+		{ offsetof(struct uwprof_python, kd_per_block), 4, 48 },
+		{ offsetof(struct uwprof_python, entry_value), 4, 3 },
+		{ offsetof(struct uwprof_python, size), 4, 16 },
+	};
+
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_VERSION, &v));
+	ASSERT_TRUE(v.caps & UWPROF_CAP_PYTHON);
+	py_desc(&d);
+	a.python = (uintptr_t)&d;
+	ASSERT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_MAPS_SET, &a));
+	ASSERT_EQ(0, uwt_stats(self->fd, &st));
+	bytes = st.table_bytes;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		py_desc(&d);
+		memcpy((char *)&d + bad[i].off, &bad[i].val, bad[i].size);
+		EXPECT_EQ(-EINVAL, uwt_ioctl(self->fd, UWPROF_IOC_MAPS_SET, &a)) {
+			TH_LOG("field at %zu = %#llx", bad[i].off,
+			       (unsigned long long)bad[i].val);
+		}
+	}
+	/* Without cframes: an entry value, no cframe fields. */
+	py_desc(&d);
+	d.flags = 0;
+	d.entry_value = 3;
+	EXPECT_EQ(-EINVAL, uwt_ioctl(self->fd, UWPROF_IOC_MAPS_SET, &a));
+	d.cf_frame = d.cf_previous = 0;
+	EXPECT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_MAPS_SET, &a));
+	d.entry_value = 256;
+	EXPECT_EQ(-EINVAL, uwt_ioctl(self->fd, UWPROF_IOC_MAPS_SET, &a));
+	/* Bytes beyond the struct the module knows must be zero. */
+	{
+		char big[sizeof(d) + 8] = { 0 };
+
+		py_desc(&d);
+		memcpy(big, &d, sizeof(d));
+		((struct uwprof_python *)big)->size = sizeof(big);
+		a.python = (uintptr_t)big;
+		EXPECT_EQ(0, uwt_ioctl(self->fd, UWPROF_IOC_MAPS_SET, &a));
+		big[sizeof(d)] = 1;
+		EXPECT_EQ(-E2BIG, uwt_ioctl(self->fd, UWPROF_IOC_MAPS_SET, &a));
+	}
+	a.python = 8;
+	EXPECT_EQ(-EFAULT, uwt_ioctl(self->fd, UWPROF_IOC_MAPS_SET, &a));
+	/* The pointer without its flag, the flag without a pointer. */
+	a.python = (uintptr_t)&d;
+	a.flags = 0;
+	EXPECT_EQ(-EINVAL, uwt_ioctl(self->fd, UWPROF_IOC_MAPS_SET, &a));
+	a.flags = UWPROF_MAPS_PYTHON;
+	a.python = 0;
+	EXPECT_EQ(-EFAULT, uwt_ioctl(self->fd, UWPROF_IOC_MAPS_SET, &a));
+	/*
+	 * The refusals left the last accepted list, its descriptor charged
+	 * with it; the lists it replaced go after an RCU grace period.
+	 */
+	ASSERT_EQ(0, uwt_stats(self->fd, &st));
+	EXPECT_EQ(1, st.processes);
+	for (i = 0; i < 200 && st.table_bytes != bytes; i++) {
+		uwt_sleep_ms(10);
+		ASSERT_EQ(0, uwt_stats(self->fd, &st));
+	}
+	EXPECT_EQ(bytes, st.table_bytes);
 }
 
 TEST_F(dev, start_args)
