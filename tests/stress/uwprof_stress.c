@@ -310,10 +310,71 @@ static void fuzz_table(int fd, uint64_t *st, uint8_t *garbage, size_t gsize,
 	free(b.data);
 }
 
+/*
+ * An interpreter descriptor: the shape the tool sends for CPython 3.11 on
+ * glibc, aimed at memory of the process it is sent for (its stack, its
+ * heap, nothing), then bent: a field off, random bytes, a size off. The
+ * sampling session walks the processes named with whatever is accepted.
+ */
+static void fuzz_python(struct uwprof_python *d, uint64_t *st)
+{
+	static const uint64_t aims[] = {
+		0x10000, 0x400000, 0x555555554000ULL, 0x7ffff7dd0000ULL,
+		0x7ffffffde000ULL, 0x7fffffffe000ULL,
+	};
+	uint64_t i, n;
+
+	*d = (struct uwprof_python){
+		.size = sizeof(*d), .flags = UWPROF_PY_CFRAME,
+		.version = 0x030b,
+		.key_addr = aims[rnd_below(st, 6)] + 4 * rnd_below(st, 1024),
+		.code_type = aims[rnd_below(st, 6)] + 8 * rnd_below(st, 1024),
+		.pt_specific = 1296, .pt_tid = 720, .kd_size = 16,
+		.kd_data = 8, .kd_per_block = 32, .ts_frame = 56,
+		.cf_frame = 8, .cf_previous = 16, .fr_code = 32,
+		.fr_previous = 48, .fr_instr = 56, .fr_entry = 68,
+		.co_type = 8, .co_size = 16, .co_code = 184,
+	};
+#if defined(__aarch64__)
+	d->tp_pthread = -1856;
+	d->pt_specific = 784;
+	d->pt_tid = 208;
+#endif
+	if (rnd_below(st, 2)) {
+		d->flags = rnd_below(st, 2) ? UWPROF_PY_CODE_TAGGED : 0;
+		d->cf_frame = d->cf_previous = 0;
+		d->ts_frame = 72;
+		d->fr_code = 0;
+		d->fr_previous = 8;
+		d->fr_entry = 70;
+		d->entry_value = 3;
+	}
+	switch (rnd_below(st, 6)) {
+	case 0:	/* offsets anywhere the check allows */
+		d->ts_frame = 8 * rnd_below(st, UWPROF_PY_MAX_OFF / 8);
+		d->fr_previous = 8 * rnd_below(st, UWPROF_PY_MAX_OFF / 8);
+		d->fr_entry = rnd_below(st, UWPROF_PY_MAX_OFF);
+		d->tp_pthread = (int32_t)rnd_below(st, 8192) - 4096;
+		break;
+	case 1:	/* random bit flips */
+		n = 1 + rnd_below(st, 8);
+		for (i = 0; i < n; i++)
+			((uint8_t *)d)[rnd_below(st, sizeof(*d))] ^=
+				1u << rnd_below(st, 8);
+		break;
+	case 2:
+		d->size = (uint32_t)rnd_below(st, 2 * sizeof(*d));
+		break;
+	default:
+		break;
+	}
+}
+
 static void fuzz_maps(int fd, struct fuzz_thread *t, uint64_t *st, int *err)
 {
 	struct fuzz_shared *sh = t->sh;
 	struct uwprof_maps_set a = { .size = sizeof(a) };
+	struct uwprof_python py;
 	uint32_t n = 1 + rnd_below(st, rnd_below(st, 16) ? 32 : 70000);
 	struct uwprof_map *m;
 	uint64_t pos = 0x400000 + rnd_below(st, 1 << 20) * 4096, i;
@@ -375,6 +436,13 @@ static void fuzz_maps(int fd, struct fuzz_thread *t, uint64_t *st, int *err)
 	case 2: a.nr_maps = 0; break;
 	case 3: a.flags = 1; break;
 	default: break;
+	}
+	if (rnd_below(st, 3) == 0) {
+		a.flags |= UWPROF_MAPS_PYTHON;
+		a.python = (uintptr_t)&py;
+		fuzz_python(&py, st);
+		if (rnd_below(st, 16) == 0)
+			a.python = bad_ptr(st);
 	}
 	*err = ioctl(fd, UWPROF_IOC_MAPS_SET, &a) ? errno : 0;
 	free(m);
