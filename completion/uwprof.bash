@@ -89,7 +89,7 @@ _uwprof()
 			fi
 		done
 		opts="-F --freq -a --all-cpus -p --pid --cgroup --comm -d --duration
-		      -g --kernel -o --output -e --event --depth --no-fp-fallback
+		      -g --kernel -o --output -e --event --depth --no-fp-fallback --no-python
 		      --ring-pages --cache-dir --snapshot-size --hold-exec --off-cpu
 		      --off-cpu-min -q --quiet --help --"
 		;;

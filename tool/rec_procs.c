@@ -236,6 +236,8 @@ static void proc_python_look(struct recorder *r, struct rec_proc *p,
 {
 	struct uwprof_py_proc now;
 
+	if (r->o.no_python)
+		return;
 	uwprof_py_find(&r->py_cache, (pid_t)p->pid, pm, r->arch, &now);
 	if (!now.found && !now.why[0]) {
 		free(p->py);

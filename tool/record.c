@@ -58,6 +58,8 @@ static void rec_usage(FILE *f)
 "  -e, --event EV      cycles or cpu-clock (default: cycles when available)\n"
 "  --depth N           user frames per sample, at most (default %u)\n"
 "  --no-fp-fallback    tables only: never follow frame pointers\n"
+"  --no-python         CPython's own frames are not walked: the interpreter's\n"
+"                      C frames only\n"
 "  --ring-pages N      data pages per CPU ring (power of two)\n"
 "  --cache-dir DIR     table cache (default /var/cache/uwprof/tables, else\n"
 "                      $XDG_CACHE_HOME/uwprof/tables or ~/.cache/uwprof/tables)\n"
@@ -163,7 +165,7 @@ static int parse_dur(const char *s, uint64_t *out)
 
 enum { OPT_DEPTH = 256, OPT_NO_FP, OPT_RING_PAGES, OPT_CACHE_DIR,
        OPT_SNAPSHOT_SIZE, OPT_HOLD_EXEC, OPT_OFF_CPU, OPT_OFF_CPU_MIN,
-       OPT_CGROUP, OPT_COMM };
+       OPT_CGROUP, OPT_COMM, OPT_NO_PYTHON };
 
 static const struct option rec_longopts[] = {
 	{ "freq", required_argument, NULL, 'F' },
@@ -185,6 +187,7 @@ static const struct option rec_longopts[] = {
 	{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -235,6 +238,9 @@ static int parse_one(struct rec_opts *o, int c, const char *v)
 		return 0;
 	case OPT_DEPTH:
 		return rec_parse_u32(v, 1, UWPROF_MAX_DEPTH, &o->depth);
+	case OPT_NO_PYTHON:
+		o->no_python = 1;
+		return 0;
 	case OPT_NO_FP:
 		o->no_fp = 1;
 		return 0;

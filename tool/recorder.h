@@ -84,6 +84,7 @@ struct rec_opts {
 	double		duration;	/* seconds, 0: until stopped */
 	int		kernel;
 	int		no_fp;
+	int		no_python;	/* walk no CPython frames */
 	int		event;		/* enum uwprof_pf_event, 0: default */
 	int		quiet;
 	int		hold_exec;	/* stop the command's processes at exec */
