@@ -19,6 +19,8 @@
 #   make realprog         programs nobody here wrote (Debian's, Rust, Go,
 #                         node, LLD-linked C++), x86_64 and arm64, vs perf
 #   make bench            overhead figures, written to docs/results.md
+#   make bench-python     what CPython's frames cost the profiled program
+#                         (x86_64 icount guest; build/bench/python-cost.txt)
 #   make dkms-install     install the module through DKMS
 #   make stress           in-guest stress and fuzz (x86_64 6.1, arm64 6.1
 #                         shortened, the debug kernel; x86_64 6.1 again
@@ -49,7 +51,7 @@ KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(ARCH),ARCH=$(ARCH)) \
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 
 .PHONY: all module module-clean tool deps demo check check-host check-guest realprog soak install \
-	dkms-install dkms-uninstall fuzz bench-table clean accuracy bench \
+	dkms-install dkms-uninstall fuzz bench-table clean accuracy bench bench-python \
 	stress kernel-debug check-debug matrix deb check-deb
 
 all: tool
@@ -102,6 +104,9 @@ realprog: deps
 # Overhead and cost figures (x86_64 guest and host); writes docs/results.md.
 bench: deps
 	tests/bench/run
+
+bench-python: deps
+	tests/bench/python-cost
 
 # Reliability: docs/reliability.md has the figures and what each runs.
 stress: deps
