@@ -57,17 +57,29 @@ int uwprof_py_check(const struct uwprof_python *d, u64 limit)
 	       0 : -EINVAL;
 }
 
-static int py_read(const struct uwprof_py_walk *pw, u64 addr, void *dst,
-		   u32 n)
-{
-	if (addr >= pw->limit || n > pw->limit - addr)
-		return -EFAULT;
-	return UWPROF_ENV_READ(pw->env, dst, addr, n);
-}
-
+/*
+ * Every read is one aligned word: the reader's word path is a single
+ * load, where other sizes take the general copy (and, with hardened
+ * usercopy, a walk of the kernel stack to check the destination).
+ */
 static int py_word(const struct uwprof_py_walk *pw, u64 addr, u64 *v)
 {
-	return py_read(pw, addr, v, 8);
+	if (addr >= pw->limit || 8 > pw->limit - addr || (addr & 7))
+		return -EFAULT;
+	return UWPROF_ENV_READ(pw->env, v, addr, 8);
+}
+
+/* A smaller field: from the aligned word that holds it (little-endian). */
+static int py_field(const struct uwprof_py_walk *pw, u64 addr, u32 bytes,
+		    u32 *v)
+{
+	u64 w;
+
+	if (py_word(pw, addr & ~7ULL, &w))
+		return -EFAULT;
+	w >>= 8 * (addr & 7);
+	*v = bytes == 4 ? (u32)w : (u8)w;
+	return 0;
 }
 
 /*
@@ -76,7 +88,7 @@ static int py_word(const struct uwprof_py_walk *pw, u64 addr, u64 *v)
  * byte. 0 or a stop reason + 1.
  */
 static u32 py_frame(const struct uwprof_py_walk *pw, u64 f, u64 *out,
-		    u64 *prev, u8 *entry)
+		    u64 *prev, u32 *entry)
 {
 	const struct uwprof_python *d = pw->d;
 	u64 code, instr, type, size, first;
@@ -85,7 +97,7 @@ static u32 py_frame(const struct uwprof_py_walk *pw, u64 f, u64 *out,
 	if (py_word(pw, f + d->fr_code, &code) ||
 	    py_word(pw, f + d->fr_previous, prev) ||
 	    py_word(pw, f + d->fr_instr, &instr) ||
-	    py_read(pw, f + d->fr_entry, entry, 1))
+	    py_field(pw, f + d->fr_entry, 1, entry))
 		return UWPROF_STOP_PYTHON + 1;
 	if (d->flags & UWPROF_PY_CODE_TAGGED)
 		code &= ~((1ULL << UWPROF_PY_CODE_TAG_BITS) - 1);
@@ -136,8 +148,7 @@ static u32 py_entry_mark(struct uwprof_py_walk *pw, u32 most)
 {
 	const struct uwprof_python *d = pw->d;
 	u64 f = pw->cur, prev, pair[2];
-	u32 n, ret;
-	u8 entry;
+	u32 n, ret, entry;
 
 	pw->mark = 0;
 	for (n = 0; f; n++) {
@@ -147,7 +158,7 @@ static u32 py_entry_mark(struct uwprof_py_walk *pw, u32 most)
 			return UWPROF_STOP_TIME + 1;
 		ret = py_frame(pw, f, pair, &prev, &entry);
 		/* An entry frame's code slot need not hold a code object. */
-		if (ret && (py_read(pw, f + d->fr_entry, &entry, 1) ||
+		if (ret && (py_field(pw, f + d->fr_entry, 1, &entry) ||
 			    entry != d->entry_value))
 			return ret;
 		if (entry == d->entry_value) {
@@ -176,8 +187,8 @@ u32 uwprof_py_start(struct uwprof_py_walk *pw)
 
 	pw->cur = 0;
 	pw->mark = 0;
-	if (py_read(pw, d->key_addr, &key, 4) || key >= PY_KEYS_MAX ||
-	    py_read(pw, pt + d->pt_tid, &tid, 4) ||
+	if (py_field(pw, d->key_addr, 4, &key) || key >= PY_KEYS_MAX ||
+	    py_field(pw, pt + d->pt_tid, 4, &tid) ||
 	    tid != UWPROF_ENV_TID(pw->env) ||
 	    py_word(pw, pt + d->pt_specific + 8ULL * (key / d->kd_per_block),
 		    &l1) || !l1 ||
@@ -198,8 +209,7 @@ u32 uwprof_py_frames(struct uwprof_py_walk *pw, u64 *ips, u32 *nr, u32 room)
 	const struct uwprof_python *d = pw->d;
 	bool cframe = d->flags & UWPROF_PY_CFRAME;
 	u64 f = pw->cur, prev;
-	u32 n = *nr, ret;
-	u8 entry = 0;
+	u32 n = *nr, ret, entry = 0;
 
 	/* 3.11: the cframe names its innermost frame and the next cframe. */
 	if (cframe && (py_word(pw, pw->mark + d->cf_frame, &f) ||
