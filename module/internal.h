@@ -167,6 +167,7 @@ struct uwprof_pcpu_stats {
 	u64 mmap_in_second;
 	u64 stop[UWPROF_STOP__COUNT];
 	u64 hist[UWPROF_HIST_BUCKETS];
+	u64 unwind_ns;
 };
 
 /*

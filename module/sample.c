@@ -520,6 +520,7 @@ void uwprof_sample_take(struct uwprof_sampler *sp, struct pt_regs *regs,
 
 	this_cpu_inc(st->stop[res.stop < UWPROF_STOP__COUNT ? res.stop : 0]);
 	this_cpu_inc(st->hist[uwprof_hist_bucket(t1 - t0)]);
+	this_cpu_add(st->unwind_ns, t1 - t0);
 
 	rec->hdr.type = UWPROF_REC_SAMPLE;
 	rec->hdr.size = sizeof(*rec) + (nk + res.nr) * sizeof(u64) + snap;
@@ -1066,6 +1067,7 @@ void uwprof_sample_stats(struct uwprof_session *s, struct uwprof_stats *st)
 		st->snapshots_time_cut += c->snapshots_time_cut;
 		for (i = 0; i < UWPROF_HIST_BUCKETS; i++)
 			st->unwind_ns_hist[i] += c->hist[i];
+		st->unwind_ns += c->unwind_ns;
 	}
 }
 

@@ -365,6 +365,10 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 			(unsigned long long)r->cache.hits,
 			(unsigned long long)r->cache.misses,
 			(double)r->cache.compile_ns / 1e9);
+	if (st->samples && st->unwind_ns)
+		fprintf(stderr,
+			"uwprof: stack walks took %.2f us per sample on average, in the sampled threads' time\n",
+			(double)st->unwind_ns / 1e3 / (double)st->samples);
 	if (st->snapshots)
 		fprintf(stderr,
 			"uwprof: %llu samples with stack snapshots (%.1f KiB of stack each on average): %llu finished, %llu not (no tables for their code)\n",

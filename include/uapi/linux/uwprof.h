@@ -745,6 +745,11 @@ struct uwprof_stats {
 	__u64	lifecycle_lost;
 	/* Samples whose walk stopped with UWPROF_STOP_PYTHON. */
 	__u64	stop_python;
+	/*
+	 * Nanoseconds the samples' stack walks (and snapshots) took in all,
+	 * kernel and user: unwind_ns_hist counts the same by size.
+	 */
+	__u64	unwind_ns;
 };
 
 struct uwprof_ring_info {
