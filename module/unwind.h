@@ -198,6 +198,15 @@ struct uwprof_py_walk {
 	u64 deadline;		/* 0: none */
 	u64 cur;		/* the invocation's cframe, or its innermost frame */
 	u64 mark;		/* 0: no invocation left */
+	/*
+	 * The words read of a frame (code, previous, instruction pointer,
+	 * the word holding the entry byte) and of a code object (type,
+	 * size), and how far each reaches: set by uwprof_py_start().
+	 */
+	u32 fr_off[4];
+	u32 fr_span;
+	u32 co_off[2];
+	u32 co_span;
 };
 
 /*

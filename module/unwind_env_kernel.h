@@ -117,4 +117,39 @@ static __always_inline int uwprof_kenv_read(void *ctx, void *dst, u64 addr,
 #define UWPROF_ENV_READ(env, dst, addr, n)				\
 	uwprof_kenv_read((env), (dst), (addr), (n))
 
+/*
+ * The words at base + off[0 .. n - 1], all inside [base, base + span)
+ * (which the core has checked against the user limit): several fields of
+ * one object in one user-access window, a load each, where a read per
+ * word costs a call and a speculation barrier each (the Python walk reads
+ * six words per frame). Until a read has proven user memory reachable,
+ * the first read goes the careful way (uwprof_kenv_read()).
+ */
+static __always_inline int uwprof_kenv_read_words(void *ctx, u64 base,
+						  u32 span, const u32 *off,
+						  u64 *dst, u32 n)
+{
+	struct uwprof_kenv *k = ctx;
+	const char __user *p = (const char __user *)(unsigned long)base;
+	u32 i = 0;
+
+	if (unlikely(!k->uaccess_ok)) {
+		if (uwprof_kenv_read(ctx, &dst[0], base + off[0], 8))
+			return -EFAULT;
+		i = 1;
+	}
+	if (!user_access_begin(p, span))
+		return -EFAULT;
+	for (; i < n; i++)
+		unsafe_get_user(dst[i], (const u64 __user *)(p + off[i]), fault);
+	user_access_end();
+	return 0;
+fault:
+	user_access_end();
+	return -EFAULT;
+}
+
+#define UWPROF_ENV_READ_WORDS(env, base, span, off, dst, n)		\
+	uwprof_kenv_read_words((env), (base), (span), (off), (dst), (n))
+
 #endif /* _UWPROF_UNWIND_ENV_KERNEL_H */

@@ -22,6 +22,11 @@
 /* How many frames between two looks at the clock: each is 6 reads. */
 #define PY_CHECK_FRAMES		32
 
+static u32 py_max(u32 a, u32 b)
+{
+	return a > b ? a : b;
+}
+
 static bool py_off_ok(u32 off, u32 align)
 {
 	return off < UWPROF_PY_MAX_OFF && !(off & (align - 1));
@@ -91,25 +96,27 @@ static u32 py_frame(const struct uwprof_py_walk *pw, u64 f, u64 *out,
 		    u64 *prev, u32 *entry)
 {
 	const struct uwprof_python *d = pw->d;
-	u64 code, instr, type, size, first;
+	u64 fr[4], co[2], code, first;
 	s64 lasti;
 
-	if (py_word(pw, f + d->fr_code, &code) ||
-	    py_word(pw, f + d->fr_previous, prev) ||
-	    py_word(pw, f + d->fr_instr, &instr) ||
-	    py_field(pw, f + d->fr_entry, 1, entry))
+	if ((f & 7) || f >= pw->limit || pw->fr_span > pw->limit - f ||
+	    UWPROF_ENV_READ_WORDS(pw->env, f, pw->fr_span, pw->fr_off, fr, 4))
 		return UWPROF_STOP_PYTHON + 1;
+	code = fr[0];
+	*prev = fr[1];
+	*entry = (u8)(fr[3] >> 8 * (d->fr_entry & 7));
 	if (d->flags & UWPROF_PY_CODE_TAGGED)
 		code &= ~((1ULL << UWPROF_PY_CODE_TAG_BITS) - 1);
-	if (py_word(pw, code + d->co_type, &type) || type != d->code_type ||
-	    py_word(pw, code + d->co_size, &size) || size > 0xffffffffULL)
+	if ((code & 7) || code >= pw->limit || pw->co_span > pw->limit - code ||
+	    UWPROF_ENV_READ_WORDS(pw->env, code, pw->co_span, pw->co_off, co, 2) ||
+	    co[0] != d->code_type || co[1] > 0xffffffffULL)
 		return UWPROF_STOP_PYTHON + 1;
 	/* -1: a 3.11 frame before its first instruction. */
 	first = code + d->co_code;
-	if (instr < first - 2 || instr >= first + 2 * size || (instr & 1))
+	if (fr[2] < first - 2 || fr[2] >= first + 2 * co[1] || (fr[2] & 1))
 		return UWPROF_STOP_PYTHON + 1;
-	lasti = (s64)(instr - first) / 2;
-	out[0] = UWPROF_IP_PYTHON | (size & 0xffffffULL) << 32 | (u32)lasti;
+	lasti = (s64)(fr[2] - first) / 2;
+	out[0] = UWPROF_IP_PYTHON | (co[1] & 0xffffffULL) << 32 | (u32)lasti;
 	out[1] = code;
 	return 0;
 }
@@ -187,6 +194,15 @@ u32 uwprof_py_start(struct uwprof_py_walk *pw)
 
 	pw->cur = 0;
 	pw->mark = 0;
+	pw->fr_off[0] = d->fr_code;
+	pw->fr_off[1] = d->fr_previous;
+	pw->fr_off[2] = d->fr_instr;
+	pw->fr_off[3] = d->fr_entry & ~7U;
+	pw->fr_span = py_max(py_max(d->fr_code, d->fr_previous),
+			     py_max(d->fr_instr, d->fr_entry & ~7U)) + 8;
+	pw->co_off[0] = d->co_type;
+	pw->co_off[1] = d->co_size;
+	pw->co_span = py_max(d->co_type, d->co_size) + 8;
 	if (py_field(pw, d->key_addr, 4, &key) || key >= PY_KEYS_MAX ||
 	    py_field(pw, pt + d->pt_tid, 4, &tid) ||
 	    tid != UWPROF_ENV_TID(pw->env) ||

@@ -125,6 +125,22 @@ u64 uwprof_host_now(void);
 #define UWPROF_ENV_STRIP_PAC(env, a)	uwprof_host_strip((env), (a))
 #define UWPROF_ENV_GPR(env, regno, val)	uwprof_host_gpr((env), (regno), (val))
 #define UWPROF_ENV_TP(env)		(((struct uwprof_host_env *)(env))->tp)
+
+/* The words at base + off[i] (the kernel reads them in one window). */
+static inline int uwprof_host_read_words(void *env, u64 base, u32 span,
+					 const u32 *off, u64 *dst, u32 n)
+{
+	u32 i;
+
+	(void)span;
+	for (i = 0; i < n; i++)
+		if (uwprof_host_read(env, &dst[i], base + off[i], 8))
+			return -EFAULT;
+	return 0;
+}
+
+#define UWPROF_ENV_READ_WORDS(env, base, span, off, dst, n)		\
+	uwprof_host_read_words((env), (base), (span), (off), (dst), (n))
 #define UWPROF_ENV_TID(env)		(((struct uwprof_host_env *)(env))->tid)
 
 static inline bool uwprof_host_gpr(void *ctx, unsigned int regno, u64 *val)
