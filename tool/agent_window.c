@@ -106,6 +106,7 @@ static void win_open(struct agent_wins *ws, struct agent_win *win)
 	}
 	rec_objs_replay(r, &win->w);
 	rec_procs_replay(r, &win->w);
+	rec_py_replay(r, &win->w);
 	/* Each thread sampled from now on is named again, in this window too. */
 	rec_tids_forget(r);
 	/*

@@ -50,7 +50,11 @@ void uwprof_pymem_close(struct uwprof_pymem *m)
 	m->fd = -1;
 }
 
-/* n bytes at addr, all of them or -EFAULT. */
+/*
+ * n bytes at addr, all of them or -EFAULT; -ESRCH when the process has no
+ * memory any more (it exited: the kernel then reads nothing, where an
+ * unmapped address fails with EIO).
+ */
 static int pymem_read(struct uwprof_pymem *m, uint64_t addr, void *dst,
 		      size_t n)
 {
@@ -59,6 +63,8 @@ static int pymem_read(struct uwprof_pymem *m, uint64_t addr, void *dst,
 	if (addr >= PY_ADDR_END || n > PY_ADDR_END - addr)
 		return -EFAULT;
 	got = pread(m->fd, dst, n, (off_t)addr);
+	if (got == 0 && n)
+		return -ESRCH;
 	return got == (ssize_t)n ? 0 : -EFAULT;
 }
 

@@ -52,9 +52,9 @@ void uwprof_pymem_close(struct uwprof_pymem *m);
  * as its low 24 bits (UWPROF_IP_PY_SIZE), read with layout 'l'. Returns 0
  * with *out filled (free with uwprof_pycode_free()), or a negative errno:
  * -ESTALE when the object's size does not match the fingerprint (its
- * memory now holds another object: the frame stays unknown), -EFAULT
- * when some memory cannot be read (the process is gone, or a pointer is
- * garbage), -EINVAL when a field makes no sense, -ENAMETOOLONG for a name
+ * memory now holds another object: the frame stays unknown), -ESRCH
+ * when the process exited, -EFAULT when some memory cannot be read (a
+ * pointer is garbage, or the object was unmapped), -EINVAL when a field makes no sense, -ENAMETOOLONG for a name
  * beyond UWPROF_PYCODE_NAME_MAX characters, -E2BIG for a location table
  * beyond UWPROF_PYCODE_LINETABLE_MAX, -ENOMEM.
  */

@@ -87,6 +87,7 @@ void rec_free(struct recorder *r)
 			free(p->gens[g].maps);
 	}
 	free(r->procs);
+	rec_py_free(r);
 	uwprof_snap_queue_free(&r->snapq);
 	uwprof_rreader_free(&r->rr);
 	uwprof_u64map_free(&r->tids);

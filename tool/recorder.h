@@ -12,6 +12,7 @@
  *			uploaded and stored
  *	rec_snapshots.c	walks finished from stack snapshots
  *	rec_jit.c	JIT symbols (perf maps, jitdump files) stored
+ *	rec_python.c	Python frames' code objects read and stored
  *	rec_sink.c	where records go: the file, the agent's windows
  *	rec_session.c	the session: signals, device, START, the rings,
  *			the loop's wait (record and agent share them)
@@ -31,6 +32,7 @@
 #include "jitmap.h"
 #include "procmaps.h"
 #include "profile_file.h"
+#include "python.h"
 #include "ring_reader.h"
 #include "snapshot.h"
 #include "table.h"
@@ -200,7 +202,11 @@ struct rec_proc {
 	uint64_t	*mm_unread;
 	size_t		nr_mm_unread, cap_mm_unread;
 	int		mm_exit;
+	/* Its CPython interpreter (python_find.c), NULL: none. */
+	struct uwprof_py_proc *py;
 };
+
+struct rec_pycache;
 
 struct recorder {
 	struct rec_opts	o;
@@ -257,6 +263,11 @@ struct recorder {
 	int		mm_pending;	/* some rec_proc has images to rebuild */
 	uint64_t	mmap_records, mm_images;
 	uint64_t	jit_syms;	/* JIT symbols stored */
+	/* Python code objects read per process (rec_python.c) */
+	struct rec_pycache **pycs;
+	size_t		nr_pycs, cap_pycs;
+	/* ... stored; not read (gone, garbage, limit); reused by another */
+	uint64_t	py_codes, py_failed, py_stale;
 	int		warned_mem, warned_maps;
 };
 
@@ -298,6 +309,7 @@ void rec_w_thread(struct recorder *r, uint64_t time_ns, uint32_t pid,
 void rec_w_jitsyms(struct recorder *r, uint64_t time_ns, uint32_t pid,
 		   uint32_t source, const struct uwprof_pf_jitsym *syms,
 		   uint64_t nr);
+void rec_w_pycode(struct recorder *r, const struct uwprof_pf_pycode *c);
 
 /* rec_session.c */
 /* Signals, the device, the START flags. Returns 0 or the exit status. */
@@ -411,5 +423,20 @@ void rec_jit_close(struct rec_proc *p);
 void rec_jit_exit(struct recorder *r, struct rec_proc *p, int exec);
 /* End of recording: every profiled process's files read and closed. */
 void rec_jit_finish(struct recorder *r);
+
+/* rec_python.c */
+/*
+ * The code objects of a drained sample's Python frames not read yet for
+ * its process (p->py found) read now and stored as PYCODE records.
+ */
+void rec_py_sample(struct recorder *r, struct rec_proc *p,
+		   const struct uwprof_rec_sample *s);
+/* Its EXIT record: what was read is forgotten (an exec: a new image). */
+void rec_py_exit(struct recorder *r, uint32_t pid, uint64_t time_ns, int exec);
+/* Frees what is kept of processes that exited and are forgotten. */
+void rec_py_prune(struct recorder *r);
+/* A new window gets the PYCODE records of the processes alive. */
+void rec_py_replay(struct recorder *r, struct uwprof_pfw *w);
+void rec_py_free(struct recorder *r);
 
 #endif /* UWPROF_TOOL_RECORDER_H */

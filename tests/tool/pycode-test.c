@@ -269,6 +269,33 @@ static void hostile_case(const char *what, int want)
 		uwprof_pycode_free(&c);
 }
 
+/* A process that exited after its memory was opened: -ESRCH, not -EFAULT. */
+static void exited_case(void)
+{
+	struct uwprof_pymem m;
+	struct uwprof_pycode c;
+	int status, err = -1;
+	pid_t child = fork();
+
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	if (!uwprof_pymem_open(&m, child)) {
+		kill(child, SIGKILL);
+		waitpid(child, &status, 0);
+		err = uwprof_pycode_read(&m, &L, (uintptr_t)fk->code, 10, &c);
+		uwprof_pymem_close(&m);
+	} else {
+		kill(child, SIGKILL);
+		waitpid(child, &status, 0);
+	}
+	ok(err == -ESRCH, "hostile: a process gone after its memory was opened "
+	   "gives -ESRCH (got %d)", err);
+	if (!err)
+		uwprof_pycode_free(&c);
+}
+
 static void hostile(void)
 {
 	struct uwprof_pycode c;
@@ -338,6 +365,8 @@ static void hostile(void)
 	fk->page_end[pg - L.str_ascii_size + L.str_state] = (1 << 2) | (1 << 5) | (1 << 6);
 	put64(fk->code, L.co_qualname, (uintptr_t)(fk->page_end + pg - L.str_ascii_size));
 	hostile_case("a name whose characters lie past its mapping", -EFAULT);
+	fake_good();
+	exited_case();
 
 	/*
 	 * Random code objects, strings and tables whose words are often
@@ -357,6 +386,7 @@ static void hostile(void)
 		if (!err)
 			uwprof_pycode_free(&c);
 		else if (err != -EFAULT && err != -EINVAL && err != -ESTALE &&
+			 err != -ESRCH &&
 			 err != -ENAMETOOLONG && err != -E2BIG)
 			bad++;
 	}
