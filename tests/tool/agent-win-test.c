@@ -59,6 +59,12 @@ void rec_procs_replay(struct recorder *r, struct uwprof_pfw *w)
 	(void)w;
 }
 
+void rec_py_replay(struct recorder *r, struct uwprof_pfw *w)
+{
+	(void)r;
+	(void)w;
+}
+
 void rec_tids_forget(struct recorder *r)
 {
 	(void)r;
