@@ -145,7 +145,7 @@ _uwprof()
 		esac
 		opts="--config --socket --socket-mode --socket-group --listen --allow-host
 		      --token-file --user -F --freq -a --all-cpus -p --pid --cgroup
-		      --comm --cache-dir --output-dir --interval --keep-files
+		      --comm --cache-dir --python-native --output-dir --interval --keep-files
 		      --keep-bytes --push --push-name --push-header
 		      --push-header-file --push-timeout --otlp --help"
 		;;

@@ -90,6 +90,8 @@ struct rec_opts {
 	int		hold_exec;	/* stop the command's processes at exec */
 	uint32_t	snapshot_size;	/* stack bytes per snapshot, 0: none */
 	int		off_cpu;	/* off-CPU samples too */
+	/* agent: its profiles keep the eval loop's frame before Python's */
+	int		python_native;
 	uint64_t	off_cpu_min_ns;	/* shorter blocks leave no sample */
 	const char	*output;
 	const char	*cache_dir;
