@@ -20,11 +20,14 @@
 #include "recorder.h"
 
 /*
- * Code objects kept per process: a program that keeps making code
- * (exec(), templates) stops being named there rather than growing the
- * recorder without end. Real programs have a few thousand.
+ * Code objects kept per process, and the bytes of their names and tables:
+ * a program that keeps making code (exec(), templates), or a hostile one
+ * with huge names and tables, stops having new code named rather than
+ * growing the recorder without end. Real programs have a few thousand
+ * objects of a few hundred bytes.
  */
 #define REC_PY_MAX_CODES	65536
+#define REC_PY_MAX_BYTES	(64ULL << 20)
 
 struct rec_pycode {
 	struct uwprof_pycode c;		/* qualname NULL: could not be read */
@@ -35,6 +38,8 @@ struct rec_pycode {
 struct rec_pycache {
 	uint32_t	pid;
 	int		dead;		/* exited, or its memory cannot be opened */
+	int		full;		/* REC_PY_MAX_*: no new code read */
+	uint64_t	bytes;		/* of names and tables kept */
 	/* Samples before this (its latest exec) belong to an image gone. */
 	uint64_t	born_ns;
 	struct uwprof_pymem mem;
@@ -52,6 +57,8 @@ static void cache_clear(struct rec_pycache *c)
 	free(c->codes);
 	c->codes = NULL;
 	c->nr = c->cap = 0;
+	c->bytes = 0;
+	c->full = 0;
 	uwprof_u64map_free(&c->idx);
 	uwprof_pymem_close(&c->mem);
 }
@@ -114,6 +121,9 @@ static void py_resolve(struct recorder *r, struct rec_pycache *c,
 {
 	int err;
 
+	if (e->c.qualname)
+		c->bytes -= strlen(e->c.qualname) + strlen(e->c.filename) +
+			    e->c.linetable_len;
 	uwprof_pycode_free(&e->c);
 	e->fp = fp;
 	e->time_ns = mono_ns();
@@ -133,6 +143,8 @@ static void py_resolve(struct recorder *r, struct rec_pycache *c,
 		return;
 	}
 	r->py_codes++;
+	c->bytes += strlen(e->c.qualname) + strlen(e->c.filename) +
+		    e->c.linetable_len;
 	py_write(r, c->pid, e, NULL);
 }
 
@@ -151,7 +163,8 @@ static void py_frame(struct recorder *r, struct rec_pycache *c,
 		py_resolve(r, c, l, &c->codes[i], addr, fp);
 		return;
 	}
-	if (c->nr >= REC_PY_MAX_CODES) {
+	if (c->nr >= REC_PY_MAX_CODES || c->bytes >= REC_PY_MAX_BYTES) {
+		c->full = 1;
 		r->py_failed++;
 		return;
 	}
@@ -181,7 +194,7 @@ void rec_py_sample(struct recorder *r, struct rec_proc *p,
 	}
 	if (c->dead || s->time_ns < c->born_ns)
 		return;
-	for (j = 0; j + 1 < s->nr_user && !c->dead; j++) {
+	for (j = 0; j + 1 < s->nr_user && !c->dead && !c->full; j++) {
 		if ((u[j] & UWPROF_IP_TAG_MASK) != UWPROF_IP_PYTHON)
 			continue;
 		py_frame(r, c, &p->py->layout, u[j], u[j + 1]);

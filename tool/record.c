@@ -375,7 +375,7 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 			(unsigned long long)r->jit_syms);
 	if (r->py_codes || r->py_failed || r->py_stale)
 		fprintf(stderr,
-			"uwprof: %llu Python code objects stored; %llu not readable (process gone or memory not a code object), %llu already replaced by another: their frames stay unnamed\n",
+			"uwprof: %llu Python code objects stored; %llu not read (process gone, memory not a code object, or the process past its limit), %llu already replaced by another: their frames stay unnamed\n",
 			(unsigned long long)r->py_codes,
 			(unsigned long long)r->py_failed,
 			(unsigned long long)r->py_stale);
