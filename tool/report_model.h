@@ -190,7 +190,9 @@ const char *uwprof_rep_incomplete_mark(const struct uwprof_rep *r,
 				       const struct uwprof_rep_sample *s);
 
 /*
- * Open the profile at 'path' and symbolize it. Returns 0, or a negative
+ * Open the profile at 'path' and symbolize it as 'flags' (UWPROF_REP_*)
+ * say. A sample's nr_user then counts its frames in the model, a Python
+ * pair being one frame or none. Returns 0, or a negative
  * errno with one line in 'err' (naming the file, and for a corrupt file the
  * record and byte offset). Objects whose symbols cannot be read leave a
  * line each in r->warnings, also when loading fails later; debug files
