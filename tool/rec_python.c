@@ -38,6 +38,11 @@ struct rec_pycode {
 struct rec_pycache {
 	uint32_t	pid;
 	int		dead;		/* exited, or its memory cannot be opened */
+	/*
+	 * When it was seen dead: a sample of its pid taken later is of
+	 * another process (the pid reused); UINT64_MAX: never tried again.
+	 */
+	uint64_t	dead_ns;
 	int		full;		/* REC_PY_MAX_*: no new code read */
 	uint64_t	bytes;		/* of names and tables kept */
 	/* Samples before this (its latest exec) belong to an image gone. */
@@ -129,13 +134,16 @@ static void py_resolve(struct recorder *r, struct rec_pycache *c,
 	e->time_ns = mono_ns();
 	if (c->mem.fd < 0 && uwprof_pymem_open(&c->mem, (pid_t)c->pid)) {
 		c->dead = 1;
+		c->dead_ns = UINT64_MAX;
 		r->py_failed++;
 		return;
 	}
 	err = uwprof_pycode_read(&c->mem, l, addr, fp, &e->c);
 	if (err) {
-		if (err == -ESRCH)
+		if (err == -ESRCH) {
 			c->dead = 1;
+			c->dead_ns = e->time_ns;
+		}
 		if (err == -ESTALE)
 			r->py_stale++;
 		else
@@ -192,6 +200,11 @@ void rec_py_sample(struct recorder *r, struct rec_proc *p,
 		r->py_failed++;
 		return;
 	}
+	if (c->dead && s->time_ns > c->dead_ns) {
+		cache_clear(c);
+		c->dead = 0;
+		c->born_ns = c->dead_ns;
+	}
 	if (c->dead || s->time_ns < c->born_ns)
 		return;
 	for (j = 0; j + 1 < s->nr_user && !c->dead && !c->full; j++) {
@@ -214,6 +227,7 @@ void rec_py_exit(struct recorder *r, uint32_t pid, uint64_t time_ns, int exec)
 		c->dead = 0;
 	} else {
 		c->dead = 1;
+		c->dead_ns = time_ns;
 	}
 }
 

@@ -7,7 +7,8 @@
  * through rec_py_sample(), which must read each code object once and
  * store it as a PYCODE record; another fingerprint at a known address
  * must be read again and counted as replaced; once the process is gone
- * nothing is read and the failure counted. The profile written is then
+ * nothing is read and the failure counted, and a sample taken after that
+ * is another process's with the pid. The profile written is then
  * reported with the real 'uwprof report --folded', whose Python frames
  * must carry the names and lines CPython gave.
  *
@@ -220,6 +221,15 @@ int main(int argc, char **argv)
 	   (unsigned long long)r.py_failed);
 	rec_py_sample(&r, &p, s);
 	ok(r.py_failed == 1, "... and the process given up: nothing tried again");
+	/* Taken after it was seen gone: another process of that pid. */
+	s->time_ns = mono_ns();
+	rec_py_sample(&r, &p, s);
+	ok(r.py_failed == 2, "a later sample of the pid is another process's: "
+	   "tried anew (no such process: failed, %llu)",
+	   (unsigned long long)r.py_failed);
+	s->time_ns = mono_ns();
+	rec_py_sample(&r, &p, s);
+	ok(r.py_failed == 2, "... whose memory could not be opened: not tried again");
 	free(s);
 	ok(!uwprof_pfw_commit(&r.w), "profile written: %s", r.w.err);
 	rec_py_free(&r);
