@@ -103,14 +103,14 @@ _uwprof()
 			return 0 ;;
 		esac
 		opts="-i --input -s --sort --lines --folded --pprof --otlp --svg --mark-incomplete -n --max
-		      --on-cpu-only --off-cpu-only --help"
+		      --on-cpu-only --off-cpu-only --python-native --help"
 		;;
 	script)
 		case $prev in
 		-i|--input)
 			_uwprof_reply -f -- "$cur"; return 0 ;;
 		esac
-		opts="-i --input --lines --max-stack --help"
+		opts="-i --input --lines --max-stack --python-native --help"
 		;;
 	table)
 		case $prev in
@@ -145,7 +145,7 @@ _uwprof()
 		esac
 		opts="--config --socket --socket-mode --socket-group --listen --allow-host
 		      --token-file --user -F --freq -a --all-cpus -p --pid --cgroup
-		      --comm --cache-dir --output-dir --interval --keep-files
+		      --comm --cache-dir --python-native --output-dir --interval --keep-files
 		      --keep-bytes --push --push-name --push-header
 		      --push-header-file --push-timeout --otlp --help"
 		;;

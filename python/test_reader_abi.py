@@ -28,7 +28,7 @@ import uwprof_reader as ur  # noqa: E402
 # Families of constants the reader must have, whole: everything it passes
 # to or reads from the module. The table format (TABLE_, CFA_, REG_, RULE_)
 # is the tool's business: the reader uploads blobs it does not look into.
-REQUIRED = ('ABI_VERSION', 'ARCH_', 'CAP_', 'MAP_', 'START_', 'SAMPLE_',
+REQUIRED = ('ABI_VERSION', 'ARCH_', 'CAP_', 'MAP_', 'START_', 'SAMPLE_', 'IP_',
             'REC_', 'IOC_', 'MAX_DEPTH', 'STOP__COUNT', 'STATS_STOPS')
 # The reader's ctypes structs and the uapi structs they mirror.
 CTYPES = {'_Version': 'uwprof_version', '_TableAdd': 'uwprof_table_add',
@@ -77,6 +77,11 @@ def parse_header(text):
     return consts, structs
 
 
+# Python frame tag words whose fields the header's macros decode.
+PY_WORDS = (0xfe00000000000000, 0xfe123456ffffffff, 0xfeffffff7fffffff,
+            0xfe00000580000000, 0xfe00001200000011)
+
+
 def c_program(consts, structs):
     out = ['#include <stddef.h>', '#include <stdio.h>',
            '#include <linux/uwprof.h>', '#include "profile_file.h"', '',
@@ -91,6 +96,10 @@ def c_program(consts, structs):
             out.append('\tprintf("member %s %s %%zu %%zu\\n", '
                        'offsetof(struct %s, %s), (size_t)%s);'
                        % (s, f, s, f, size))
+    for w in PY_WORDS:
+        out.append('\tprintf("pyword %%llu %%d %%u\\n", %#xULL, '
+                   'UWPROF_IP_PY_LASTI(%#xULL), UWPROF_IP_PY_SIZE(%#xULL));'
+                   % (w, w, w))
     out += ['\tfor (i = 0; i < UWPROF_STOP__COUNT; i++)',
             '\t\tprintf("stop %u %s\\n", i,',
             '\t\t       uwprof_pf_stop_name(uwprof_pf_stop_of_module(i)));',
@@ -115,6 +124,7 @@ def c_values(scratch, consts, structs):
     out = subprocess.run([exe], check=True, capture_output=True,
                          text=True).stdout
     const, size, member, stops = {}, {}, {}, []
+    pywords = []
     for line in out.splitlines():
         w = line.split()
         if w[0] == 'const':
@@ -125,7 +135,9 @@ def c_values(scratch, consts, structs):
             member.setdefault(w[1], []).append((w[2], int(w[3]), int(w[4])))
         elif w[0] == 'stop':
             stops.append(w[2])
-    return const, size, member, stops
+        elif w[0] == 'pyword':
+            pywords.append((int(w[1]), int(w[2]), int(w[3])))
+    return const, size, member, stops, pywords
 
 
 def flat(s, structs, member, base=0):
@@ -156,7 +168,8 @@ def main():
         text = f.read()
     consts, structs = parse_header(text)
     try:
-        const, size, member, stops = c_values(scratch, consts, structs)
+        const, size, member, stops, pywords = c_values(scratch, consts,
+                                                       structs)
     except (subprocess.CalledProcessError, OSError) as e:
         tap(False, 'the header dump program builds and runs', e)
         print('1..%d' % n_test)
@@ -225,6 +238,19 @@ def main():
         len(stops) == const['UWPROF_STOP__COUNT'],
         'stop names are the tool\'s, one per enum uwprof_stop value',
         'reader %s\ntool   %s' % (list(ur.STOP_NAMES), stops))
+
+    bad = []
+    for w, lasti, fp in pywords:
+        got = ur.split_ips([0x401000, w, 0x7f0000001000, 0x402000],
+                           ur.SAMPLE_PYTHON)
+        want = [0x401000, ur.PyFrame(0x7f0000001000, lasti, fp), 0x402000]
+        if got != want:
+            bad.append('%#x: reader %s, header %s' % (w, got, want))
+    if ur.split_ips([ur.IP_PYTHON, 1], 0) != [ur.IP_PYTHON, 1]:
+        bad.append('without SAMPLE_PYTHON the words are native addresses')
+    tap(len(pywords) == len(PY_WORDS) and not bad,
+        'split_ips: Python frames decoded as the header\'s UWPROF_IP_PY_* '
+        'macros (%d words)' % len(pywords), '\n'.join(bad))
 
     print('1..%d' % n_test)
     return 1 if n_fail else 0

@@ -40,6 +40,7 @@ other half:
   executable anonymous memory, Session() raises instead of reading unsafely.
 """
 
+import collections
 import ctypes
 import errno
 import fcntl
@@ -72,6 +73,7 @@ START_MMAP = 1 << 10
 START_DESCENDANTS = 1 << 11
 MAP_NO_TABLE = 1 << 0
 MAPS_START_TIME = 1 << 0
+MAPS_PYTHON = 1 << 1
 CAP_HW_CYCLES = 1 << 0
 CAP_KERNEL_STACK = 1 << 1
 CAP_SNAPSHOT = 1 << 2
@@ -84,6 +86,7 @@ CAP_DESCENDANTS = 1 << 8
 CAP_MAPS_START = 1 << 9
 CAP_WALK_TIME = 1 << 10
 CAP_RENAME = 1 << 11
+CAP_PYTHON = 1 << 12
 
 REC_SAMPLE, REC_LOST, REC_UNKNOWN_MAP, REC_EXIT, REC_FORK, REC_MMAP, \
     REC_COMM = 1, 2, 3, 4, 5, 6, 7
@@ -93,11 +96,19 @@ SAMPLE_IN_KERNEL = 1 << 9
 SAMPLE_SNAPSHOT = 1 << 10
 SAMPLE_OFF_CPU = 1 << 11
 SAMPLE_EXEC = 1 << 12
+SAMPLE_PYTHON = 1 << 13
+# A Python frame takes two user ips: a tag word (IP_PYTHON in its top
+# byte, the instruction offset in code units in its low 32 bits, signed,
+# the low 24 bits of the code object's size above them), then the code
+# object's address. See split_ips().
+IP_PYTHON = 0xfe00000000000000
+IP_TAG_MASK = 0xff00000000000000
 # By enum uwprof_stop value: the names of uwprof(1) STOP REASONS, which
 # the tool prints too.
 STOP_NAMES = ('complete', 'fp-chain-end', 'max-depth', 'no-mapping',
               'no-table-row', 'unsupported-rule', 'stack-unreadable', 'bad-sp',
-              'bad-pc', 'process-not-uploaded-yet', 'walk-time-limit')
+              'bad-pc', 'process-not-uploaded-yet', 'walk-time-limit',
+              'python-chain')
 STOP__COUNT = len(STOP_NAMES)
 # Reasons counted in stats' stop[]; the later ones have fields of their own.
 STATS_STOPS = 10
@@ -132,7 +143,8 @@ class _Map(ctypes.Structure):
 class _MapsSet(ctypes.Structure):
     _fields_ = [('size', ctypes.c_uint32), ('flags', ctypes.c_uint32),
                 ('pid', ctypes.c_uint32), ('nr_maps', ctypes.c_uint32),
-                ('maps', ctypes.c_uint64), ('start_time', ctypes.c_uint64)]
+                ('maps', ctypes.c_uint64), ('start_time', ctypes.c_uint64),
+                ('python', ctypes.c_uint64)]
 
 
 class _ProcessDel(ctypes.Structure):
@@ -159,7 +171,7 @@ _STATS_FIELDS = ['samples', 'frames', 'lost', 'skipped_kthread',
 _LATER_STATS = ['off_cpu_blocks', 'off_cpu_samples', 'off_cpu_short',
                 'off_cpu_dropped', 'off_cpu_lost', 'mmap_records',
                 'kernel_throttles', 'mmap_throttled', 'stop_time',
-                'snapshots_time_cut', 'lifecycle_lost']
+                'snapshots_time_cut', 'lifecycle_lost', 'stop_python']
 
 
 class _Stats(ctypes.Structure):
@@ -189,7 +201,7 @@ class _RingInfo(ctypes.Structure):
 
 # The C compiler's sizes for the uapi structs (static checks, like the C side).
 for _s, _n in ((_Version, 64), (_TableAdd, 32), (_ObjectDel, 16), (_Map, 40),
-               (_MapsSet, 32), (_ProcessDel, 8), (_Start, 72), (_Stats, 472),
+               (_MapsSet, 40), (_ProcessDel, 8), (_Start, 72), (_Stats, 480),
                (_RingInfo, 32)):
     assert ctypes.sizeof(_s) == _n, (_s.__name__, ctypes.sizeof(_s))
 
@@ -221,6 +233,38 @@ _COMM = struct.Struct('<IIQII16s16s')
 _LOST = struct.Struct('<IIQ')
 
 
+# A Python frame of a sample: its code object's address in the process,
+# the instruction it ran (code units from the code's start, -1 before the
+# first) and the low 24 bits of the code object's size in code units (to
+# tell a code object from another later at the same address).
+PyFrame = collections.namedtuple('PyFrame', 'code lasti fingerprint')
+
+
+def split_ips(ips, flags=SAMPLE_PYTHON):
+    """A sample's user ips (leaf first) as its frames in order: an int, a
+    native frame's address, or a PyFrame for each two-word Python frame.
+    The Python frames an invocation of CPython's eval function runs follow
+    that invocation's native frame, innermost first. Without SAMPLE_PYTHON
+    in the sample's flags every ip is native; a tag whose address was cut
+    off ends the list."""
+    if not flags & SAMPLE_PYTHON:
+        return list(ips)
+    out, i = [], 0
+    while i < len(ips):
+        w = ips[i]
+        if w & IP_TAG_MASK != IP_PYTHON:
+            out.append(w)
+            i += 1
+            continue
+        if i + 1 == len(ips):
+            break
+        lasti = w & 0xffffffff
+        out.append(PyFrame(ips[i + 1], lasti - (1 << 32) if lasti >> 31
+                           else lasti, (w >> 32) & 0xffffff))
+        i += 2
+    return out
+
+
 class UwprofError(OSError):
     """An operation on /dev/uwprof failed; errno and a message naming it."""
 
@@ -245,6 +289,12 @@ class Sample:
             return 'in-execve'
         n = self.flags & SAMPLE_STOP_MASK
         return STOP_NAMES[n] if n < len(STOP_NAMES) else str(n)
+
+    @property
+    def frames(self):
+        """The user frames, leaf first: native addresses (int) and Python
+        frames (PyFrame), as split_ips() gives them."""
+        return split_ips(self.user_ips, self.flags)
 
     def __repr__(self):
         return ('Sample(pid=%d tid=%d cpu=%d stop=%s user=[%s])' %
@@ -384,7 +434,8 @@ class Session:
               'processes_inherited', 'skipped_throttle', 'snapshots',
               'snapshot_bytes', 'fork_records', 'nmi_samples'] +
              _LATER_STATS}
-        d['stop'] = dict(zip(STOP_NAMES, list(st.stop) + [st.stop_time]))
+        d['stop'] = dict(zip(STOP_NAMES, list(st.stop) +
+                             [st.stop_time, st.stop_python]))
         return d
 
     def start(self, pids=None, freq=999, max_depth=128, kernel=False,

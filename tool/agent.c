@@ -79,6 +79,7 @@ static int agent_loop(struct recorder *r, struct agent_wins *ws,
 		now = mono_ns();
 		if (now - last_prune >= AGENT_PRUNE_NS) {
 			rec_procs_prune(r);
+			rec_py_prune(r);
 			/* What the processes and objects gone held, back to the system. */
 			malloc_trim(0);
 			last_prune = now;

@@ -83,6 +83,8 @@ void agent_opts_usage(FILE *f)
 "                      (/system.slice/x.service, or /sys/fs/cgroup/...)\n"
 "  --comm NAME         only threads named NAME (at most 15 bytes)\n"
 "  --cache-dir DIR     table cache (as 'uwprof record')\n"
+"  --python-native     keep CPython's eval-loop frame before each run of\n"
+"                      Python frames (as 'uwprof report')\n"
 "  Every --interval seconds (default %d, 1 to %d), the whole host's profile\n"
 "  of the last interval, as the endpoint gives it:\n"
 "  --output-dir DIR    written to DIR/uwprof-YYYYMMDDTHHMMSSZ.pb.gz (start, UTC)\n"
@@ -124,7 +126,7 @@ enum {
 	OPT_ALLOW_HOST, OPT_TOKEN_FILE, OPT_CGROUP, OPT_COMM, OPT_CACHE_DIR,
 	OPT_OUTPUT_DIR, OPT_INTERVAL, OPT_KEEP_FILES, OPT_KEEP_BYTES,
 	OPT_PUSH, OPT_PUSH_NAME, OPT_PUSH_HEADER, OPT_PUSH_HEADER_FILE,
-	OPT_PUSH_TIMEOUT, OPT_OTLP, OPT_USER, OPT_CONFIG,
+	OPT_PUSH_TIMEOUT, OPT_OTLP, OPT_USER, OPT_CONFIG, OPT_PYTHON_NATIVE,
 };
 
 static const struct option agent_longopts[] = {
@@ -149,6 +151,7 @@ static const struct option agent_longopts[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
+	{ "python-native", no_argument, NULL, OPT_PYTHON_NATIVE },
 	{ "freq", required_argument, NULL, 'F' },
 	{ "all-cpus", no_argument, NULL, 'a' },
 	{ "pid", required_argument, NULL, 'p' },
@@ -326,6 +329,9 @@ static int agent_opt(struct rec_opts *o, struct agent_opts *a, int c,
 		return -1;
 	case OPT_CACHE_DIR:
 		o->cache_dir = v;
+		return 0;
+	case OPT_PYTHON_NATIVE:
+		o->python_native = 1;
 		return 0;
 	case OPT_CONFIG:	/* read before: agent_config.c */
 		return 0;

@@ -106,6 +106,7 @@ static void win_open(struct agent_wins *ws, struct agent_win *win)
 	}
 	rec_objs_replay(r, &win->w);
 	rec_procs_replay(r, &win->w);
+	rec_py_replay(r, &win->w);
 	/* Each thread sampled from now on is named again, in this window too. */
 	rec_tids_forget(r);
 	/*
@@ -332,7 +333,8 @@ static int win_pprof(struct agent_wins *ws, const struct agent_win *win,
 
 	memset(&rep, 0, sizeof(rep));
 	pthread_mutex_lock(&ws->build_lock);
-	ret = uwprof_rep_load(&rep, win->path, 0, msg, msglen);
+	ret = uwprof_rep_load(&rep, win->path, ws->r->o.python_native ?
+			      UWPROF_REP_PYTHON_NATIVE : 0, msg, msglen);
 	if (!ret) {
 		samples_filter(&rep, win, q);
 		f = open_memstream(&mem, len);

@@ -165,11 +165,16 @@ static uint32_t dict_mapping(struct uwprof_otlp_dict *d, int i)
 	return d->map_of[i];
 }
 
-/* profile.frame.type: "jit" is not a well-known value, so a custom one. */
+/*
+ * profile.frame.type: "jit" is not a well-known value, so a custom one;
+ * "cpython" is the semantic conventions' own for Python frames.
+ */
 static const char *frame_type(const struct uwprof_rep_frame *f)
 {
 	if (f->kernel)
 		return "kernel";
+	if (f->python)
+		return "cpython";
 	if (f->dso && !strcmp(f->dso, "[jit]"))
 		return "jit";
 	return "native";
@@ -183,15 +188,21 @@ static uint32_t dict_function(struct uwprof_otlp_dict *d,
 	char *key;
 	int added;
 
-	if (asprintf(&key, "%s\x01%s", f->label, file) < 0) {
+	/* A Python frame's function: its code object's name and first line. */
+	const char *name = f->python && f->sym ? f->sym : f->label;
+
+	if (asprintf(&key, "%s%s\x01%s\x01%u", f->python ? "p\x01" : "", name,
+		     file, f->start_line) < 0) {
 		d->err = -ENOMEM;
 		return 0;
 	}
 	id = dict_intern(d, &d->funcs, key, &added);
 	free(key);
 	if (added) {
-		uwprof_pb_uint(&d->tmp, 1, uwprof_otlp_dict_str(d, f->label));
+		uwprof_pb_uint(&d->tmp, 1, uwprof_otlp_dict_str(d, name));
 		uwprof_pb_uint(&d->tmp, 3, uwprof_otlp_dict_str(d, file));
+		if (f->start_line)
+			uwprof_pb_uint(&d->tmp, 4, f->start_line);
 		uwprof_pb_msg(&d->function_pb, DICT_FUNCTION, &d->tmp);
 	}
 	return id;
@@ -204,8 +215,8 @@ static uint32_t dict_function(struct uwprof_otlp_dict *d,
 static uint32_t dict_location(struct uwprof_otlp_dict *d, uint32_t fi)
 {
 	const struct uwprof_rep_frame *f = &d->r->frames[fi];
-	const char *file = d->r->lines && f->file ? f->file : "";
-	unsigned int line = d->r->lines ? f->line : 0;
+	const char *file = (d->r->lines || f->python) && f->file ? f->file : "";
+	unsigned int line = d->r->lines || f->python ? f->line : 0;
 	uint32_t fn, type, id, map;
 	char *key;
 	int added;

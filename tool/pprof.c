@@ -16,7 +16,7 @@
  *              9 has_line_numbers
  *   Location:  1 id, 2 mapping_id, 3 address, 4 line
  *   Line:      1 function_id, 2 line
- *   Function:  1 id, 2 name, 3 system_name, 4 filename
+ *   Function:  1 id, 2 name, 3 system_name, 4 filename, 5 start_line
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -88,16 +88,32 @@ static void put_mappings(struct pprof_ctx *c)
 	}
 }
 
+/*
+ * A Python frame's function is its code object, whatever --lines says:
+ * qualified name, file and first line, as pprof's Python profilers give.
+ */
+static const char *func_name(const struct uwprof_rep_frame *f)
+{
+	return f->python && f->sym ? f->sym : f->label;
+}
+
+static int with_line(const struct pprof_ctx *c, const struct uwprof_rep_frame *f)
+{
+	return c->r->lines || f->python;
+}
+
 /* Function id for a frame; emits the Function message when new. */
 static uint64_t func_of(struct pprof_ctx *c, const struct uwprof_rep_frame *f)
 {
-	const char *file = c->r->lines && f->file ? f->file : "";
+	const char *file = with_line(c, f) && f->file ? f->file : "";
+	const char *name = func_name(f);
 	char *key;
 	long id;
 	size_t before = c->funcs.n;
 
-	if (asprintf(&key, "%s%s\x01%s", f->kernel ? "k\x01" : "", f->label,
-		     file) < 0) {
+	if (asprintf(&key, "%s%s\x01%s\x01%u",
+		     f->kernel ? "k\x01" : f->python ? "p\x01" : "", name,
+		     file, f->start_line) < 0) {
 		c->err = -ENOMEM;
 		return 0;
 	}
@@ -109,9 +125,11 @@ static uint64_t func_of(struct pprof_ctx *c, const struct uwprof_rep_frame *f)
 	}
 	if (c->funcs.n != before) {
 		uwprof_pb_uint(&c->sub2, 1, (uint64_t)id + 1);
-		uwprof_pb_uint(&c->sub2, 2, str_of(c, f->label));
-		uwprof_pb_uint(&c->sub2, 3, str_of(c, f->label));
+		uwprof_pb_uint(&c->sub2, 2, str_of(c, name));
+		uwprof_pb_uint(&c->sub2, 3, str_of(c, name));
 		uwprof_pb_uint(&c->sub2, 4, str_of(c, file));
+		if (f->start_line)
+			uwprof_pb_uint(&c->sub2, 5, f->start_line);
 		uwprof_pb_msg(&c->out, 5, &c->sub2);
 	}
 	return (uint64_t)id + 1;
@@ -132,7 +150,7 @@ static void put_locations(struct pprof_ctx *c)
 			       f->map >= 0 ? (uint64_t)f->map + 1 : 0);
 		uwprof_pb_uint(&c->sub, 3, f->ip);
 		uwprof_pb_uint(&c->sub2, 1, fid);
-		if (c->r->lines)
+		if (with_line(c, f))
 			uwprof_pb_uint(&c->sub2, 2, f->line);
 		uwprof_pb_msg(&c->sub, 4, &c->sub2);
 		uwprof_pb_msg(&c->out, 4, &c->sub);

@@ -78,6 +78,7 @@ static const char *const pf_type_name[] = {
 	[UWPROF_PF_JITSYMS] = "jitsyms", [UWPROF_PF_CGROUP] = "cgroup",
 	[UWPROF_PF_STATS] = "stats", [UWPROF_PF_END] = "end",
 	[UWPROF_PF_OFF_CPU] = "off-cpu", [UWPROF_PF_SAMPLES] = "samples",
+	[UWPROF_PF_PYCODE] = "pycode",
 };
 
 #define PF_NR_TYPES	(sizeof(pf_type_name) / sizeof(pf_type_name[0]))
@@ -606,6 +607,47 @@ static int pf_jitsyms(struct pf_priv *pp, struct pf_cur *c)
 	return 0;
 }
 
+/* The location table stays in the mapping; the names are copies. */
+static int pf_pycode(struct pf_priv *pp, struct pf_cur *c)
+{
+	struct uwprof_pf_pycode_fixed f;
+	struct uwprof_pf_pycode *e;
+	uint64_t n;
+
+	if (PF_ROOM_FOR_ONE(pp, pycodes, nr_pycodes, cap_pycodes))
+		return -ENOMEM;
+	e = &pp->pub.pycodes[pp->pub.nr_pycodes];
+	if (cur_get(c, &f, sizeof(f)))
+		return c->err;
+	if (f.reserved) {
+		c->why = "reserved field is not zero";
+		return -EINVAL;
+	}
+	e->qualname = cur_str(c, &pp->strs);
+	e->filename = cur_str(c, &pp->strs);
+	cur_get(c, &n, 8);
+	if (c->err)
+		return c->err;
+	if (n > UWPROF_PF_PYCODE_TABLE_MAX || n > c->left ||
+	    f.fingerprint > 0xffffff) {
+		c->why = "location table or fingerprint out of range";
+		return -EINVAL;
+	}
+	e->linetable = cur_take(c, (size_t)n);
+	if (c->err)
+		return c->err;
+	e->linetable_len = (uint32_t)n;
+	e->time_ns = f.time_ns;
+	e->addr = f.addr;
+	e->pid = f.pid;
+	e->fingerprint = f.fingerprint;
+	e->size = f.size;
+	e->firstlineno = f.firstlineno;
+	e->firsttraceable = f.firsttraceable;
+	pp->pub.nr_pycodes++;
+	return 0;
+}
+
 int pf_decode_one(struct pf_priv *pp, uint32_t type, struct pf_cur *c)
 {
 	struct uwprof_pf *pf = &pp->pub;
@@ -652,6 +694,8 @@ int pf_decode_one(struct pf_priv *pp, uint32_t type, struct pf_cur *c)
 		return pf_jitsyms(pp, c);
 	case UWPROF_PF_CGROUP:
 		return pf_cgroup(pp, c);
+	case UWPROF_PF_PYCODE:
+		return pf_pycode(pp, c);
 	case UWPROF_PF_STATS:
 		if (cur_get(c, &pf->stats, sizeof(pf->stats)))
 			return c->err;

@@ -285,6 +285,7 @@ void uwprof_pf_close(struct uwprof_pf *pf)
 	free(pf->cgroups);
 	free(pf->ksyms);
 	free(pf->jitsyms);
+	free(pf->pycodes);
 	free(pp->stacks);
 	for (i = 0; i < pp->nr_ips_blocks; i++)
 		free(pp->ips_blocks[i]);

@@ -63,6 +63,19 @@
  *		read at 'time_ns', written when the recorder first reads the
  *		process and whenever it finds it moved. Added without a
  *		version bump: older readers skip the record.
+ *  PYCODE	struct uwprof_pf_pycode_fixed, then strings qualname and
+ *		filename (UTF-8), then blob linetable: a CPython code object
+ *		of process 'pid' that samples' Python frames (UWPROF_IP_PYTHON
+ *		pairs) name by its address and fingerprint (the low 24 bits
+ *		of its size in code units), read from the live process at
+ *		'time_ns', soon after the samples: the line of a frame's
+ *		instruction comes from the location table (co_linetable,
+ *		CPython 3.11 to 3.14 format) when reporting. The same address
+ *		and fingerprint may name another object later (freed and
+ *		reused, or after an exec): a sample takes the first record
+ *		at or after its time, else the last before. Added without a
+ *		version bump: older readers skip the record (their reports
+ *		leave Python frames unnamed).
  *  STATS	struct uwprof_pf_stats: totals at the end of recording.
  *  END		no payload; always the last record, written by the commit,
  *		so a file cut at a record boundary is still seen as truncated.
@@ -159,6 +172,7 @@ enum uwprof_pf_type {
 	UWPROF_PF_OFF_CPU	= 12,
 	UWPROF_PF_SAMPLES	= 13,
 	UWPROF_PF_CGROUP	= 14,
+	UWPROF_PF_PYCODE	= 15,
 };
 
 struct uwprof_pf_rec {
@@ -313,6 +327,20 @@ struct uwprof_pf_jit_fixed {
 	uint32_t	source;		/* UWPROF_PF_JIT_* */
 };
 
+/* A location table larger than this makes a PYCODE record corrupt. */
+#define UWPROF_PF_PYCODE_TABLE_MAX	(1U << 20)
+
+struct uwprof_pf_pycode_fixed {
+	uint64_t	time_ns;	/* when it was read */
+	uint64_t	addr;		/* the code object in the process */
+	uint32_t	pid;
+	uint32_t	fingerprint;	/* UWPROF_IP_PY_SIZE of its frames */
+	uint32_t	size;		/* ob_size: code units */
+	int32_t		firstlineno;	/* co_firstlineno */
+	int32_t		firsttraceable;	/* co_firsttraceable: code units */
+	uint32_t	reserved;	/* zero */
+};
+
 /* Totals at the end of recording (from the module's STATS and the tool). */
 struct uwprof_pf_stats {
 	uint64_t	end_mono_ns;
@@ -419,6 +447,21 @@ struct uwprof_pf_jitsym {
 	uint32_t	pid;
 };
 
+/* A PYCODE record: read from the file, or handed to the writer. */
+struct uwprof_pf_pycode {
+	uint64_t	time_ns;
+	uint64_t	addr;
+	uint32_t	pid;
+	uint32_t	fingerprint;
+	uint32_t	size;
+	int32_t		firstlineno;
+	int32_t		firsttraceable;
+	const char	*qualname;	/* NUL-terminated */
+	const char	*filename;
+	const uint8_t	*linetable;	/* in the mapping */
+	uint32_t	linetable_len;
+};
+
 struct uwprof_pf {
 	char		*path;
 	const uint8_t	*data;		/* the mapped file */
@@ -440,6 +483,8 @@ struct uwprof_pf {
 	size_t		nr_ksyms;
 	struct uwprof_pf_jitsym *jitsyms;	/* every JITSYMS entry, file order */
 	size_t		nr_jitsyms;
+	struct uwprof_pf_pycode *pycodes;	/* file order */
+	size_t		nr_pycodes;
 	uint64_t	lost;		/* sum of the LOST records */
 	size_t		nr_lost_recs;
 	struct uwprof_pf_stats stats;
@@ -604,6 +649,8 @@ int uwprof_pfw_ksyms(struct uwprof_pfw *w, const struct uwprof_pf_ksym *syms,
 int uwprof_pfw_jitsyms(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
 		       uint32_t source, const struct uwprof_pf_jitsym *syms,
 		       uint64_t nr);
+/* One PYCODE record (-EINVAL for a table beyond the format's bound). */
+int uwprof_pfw_pycode(struct uwprof_pfw *w, const struct uwprof_pf_pycode *c);
 int uwprof_pfw_stats(struct uwprof_pfw *w, const struct uwprof_pf_stats *st);
 
 /*

@@ -568,6 +568,35 @@ int uwprof_pfw_jitsyms(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
 	return pfw_end(w, start);
 }
 
+int uwprof_pfw_pycode(struct uwprof_pfw *w, const struct uwprof_pf_pycode *c)
+{
+	struct uwprof_pf_pycode_fixed f = {
+		.time_ns = c->time_ns, .addr = c->addr, .pid = c->pid,
+		.fingerprint = c->fingerprint, .size = c->size,
+		.firstlineno = c->firstlineno,
+		.firsttraceable = c->firsttraceable,
+	};
+	uint64_t n = c->linetable_len;
+	long start;
+
+	if (w->error)
+		return w->error;
+	if (n > UWPROF_PF_PYCODE_TABLE_MAX || c->fingerprint > 0xffffff)
+		return -EINVAL;
+	start = pfw_begin(w, UWPROF_PF_PYCODE, sizeof(f) +
+			  pf_str_size(c->qualname) + pf_str_size(c->filename) +
+			  8 + (size_t)n);
+	if (start < 0)
+		return w->error;
+	pfw_put(w, &f, sizeof(f));
+	pfw_put_str(w, c->qualname);
+	pfw_put_str(w, c->filename);
+	pfw_put(w, &n, 8);
+	if (n)
+		pfw_put(w, c->linetable, (size_t)n);
+	return pfw_end(w, start);
+}
+
 int uwprof_pfw_stats(struct uwprof_pfw *w, const struct uwprof_pf_stats *st)
 {
 	return pfw_fixed(w, UWPROF_PF_STATS, st, sizeof(*st));

@@ -110,6 +110,8 @@ static void rec_sample(struct recorder *r, const struct uwprof_rec_sample *s)
 	if (r->o.kernel)
 		for (i = 0; i < s->nr_kernel; i++)
 			uwprof_u64map_put(&r->kips, s->ips[i], 0);
+	/* Before anything waits: code objects are freed as the program runs. */
+	rec_py_sample(r, p, s);
 	if (s->flags & UWPROF_SAMPLE_SNAPSHOT)
 		rec_snapshot_sample(r, s);
 	else
@@ -146,6 +148,7 @@ static void rec_exit(struct recorder *r, const struct uwprof_rec_exit *e)
 	rec_w_exit(r, e->time_ns, e->pid, e->exec);
 	/* What it published so far is complete for the image that ran. */
 	rec_jit_exit(r, p, e->exec);
+	rec_py_exit(r, e->pid, e->time_ns, e->exec);
 	/*
 	 * The new name as the module saw it at the exec: names read
 	 * from /proc race with it (one read just before the exec can

@@ -89,6 +89,7 @@ void rec_free(struct recorder *r)
 	}
 	free(r->procs);
 	uwprof_py_cache_free(&r->py_cache);
+	rec_py_free(r);
 	uwprof_snap_queue_free(&r->snapq);
 	uwprof_rreader_free(&r->rr);
 	uwprof_u64map_free(&r->tids);

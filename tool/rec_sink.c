@@ -98,3 +98,13 @@ void rec_w_jitsyms(struct recorder *r, uint64_t time_ns, uint32_t pid,
 	EACH_TEE(r, i)
 		uwprof_pfw_jitsyms(r->tees[i], time_ns, pid, source, syms, nr);
 }
+
+void rec_w_pycode(struct recorder *r, const struct uwprof_pf_pycode *c)
+{
+	size_t i;
+
+	if (!r->no_file)
+		rec_out(r, uwprof_pfw_pycode(&r->w, c));
+	EACH_TEE(r, i)
+		uwprof_pfw_pycode(r->tees[i], c);
+}

@@ -383,6 +383,12 @@ static void summary(const struct recorder *r, const struct uwprof_stats *st)
 	if (r->jit_syms)
 		fprintf(stderr, "uwprof: %llu JIT symbols stored (perf maps, jitdump files)\n",
 			(unsigned long long)r->jit_syms);
+	if (r->py_codes || r->py_failed || r->py_stale)
+		fprintf(stderr,
+			"uwprof: %llu Python code objects stored; %llu not read (process gone, memory not a code object, or the process past its limit), %llu already replaced by another: their frames stay unnamed\n",
+			(unsigned long long)r->py_codes,
+			(unsigned long long)r->py_failed,
+			(unsigned long long)r->py_stale);
 	if (st->nmi_samples)
 		fprintf(stderr, "uwprof: %llu samples taken in NMI context\n",
 			(unsigned long long)st->nmi_samples);

@@ -12,6 +12,7 @@
  *			uploaded and stored
  *	rec_snapshots.c	walks finished from stack snapshots
  *	rec_jit.c	JIT symbols (perf maps, jitdump files) stored
+ *	rec_python.c	Python frames' code objects read and stored
  *	rec_sink.c	where records go: the file, the agent's windows
  *	rec_session.c	the session: signals, device, START, the rings,
  *			the loop's wait (record and agent share them)
@@ -90,6 +91,8 @@ struct rec_opts {
 	int		hold_exec;	/* stop the command's processes at exec */
 	uint32_t	snapshot_size;	/* stack bytes per snapshot, 0: none */
 	int		off_cpu;	/* off-CPU samples too */
+	/* agent: its profiles keep the eval loop's frame before Python's */
+	int		python_native;
 	uint64_t	off_cpu_min_ns;	/* shorter blocks leave no sample */
 	const char	*output;
 	const char	*cache_dir;
@@ -205,6 +208,8 @@ struct rec_proc {
 	int		mm_exit;
 };
 
+struct rec_pycache;
+
 struct recorder {
 	struct rec_opts	o;
 	struct uwprof_dev dev;
@@ -261,6 +266,11 @@ struct recorder {
 	int		mm_pending;	/* some rec_proc has images to rebuild */
 	uint64_t	mmap_records, mm_images;
 	uint64_t	jit_syms;	/* JIT symbols stored */
+	/* Python code objects read per process (rec_python.c) */
+	struct rec_pycache **pycs;
+	size_t		nr_pycs, cap_pycs;
+	/* ... stored; not read (gone, garbage, limit); reused by another */
+	uint64_t	py_codes, py_failed, py_stale;
 	int		warned_mem, warned_maps;
 };
 
@@ -302,6 +312,7 @@ void rec_w_thread(struct recorder *r, uint64_t time_ns, uint32_t pid,
 void rec_w_jitsyms(struct recorder *r, uint64_t time_ns, uint32_t pid,
 		   uint32_t source, const struct uwprof_pf_jitsym *syms,
 		   uint64_t nr);
+void rec_w_pycode(struct recorder *r, const struct uwprof_pf_pycode *c);
 
 /* rec_session.c */
 /* Signals, the device, the START flags. Returns 0 or the exit status. */
@@ -415,5 +426,20 @@ void rec_jit_close(struct rec_proc *p);
 void rec_jit_exit(struct recorder *r, struct rec_proc *p, int exec);
 /* End of recording: every profiled process's files read and closed. */
 void rec_jit_finish(struct recorder *r);
+
+/* rec_python.c */
+/*
+ * The code objects of a drained sample's Python frames not read yet for
+ * its process (p->py found) read now and stored as PYCODE records.
+ */
+void rec_py_sample(struct recorder *r, struct rec_proc *p,
+		   const struct uwprof_rec_sample *s);
+/* Its EXIT record: what was read is forgotten (an exec: a new image). */
+void rec_py_exit(struct recorder *r, uint32_t pid, uint64_t time_ns, int exec);
+/* Frees what is kept of processes that exited and are forgotten. */
+void rec_py_prune(struct recorder *r);
+/* A new window gets the PYCODE records of the processes alive. */
+void rec_py_replay(struct recorder *r, struct uwprof_pfw *w);
+void rec_py_free(struct recorder *r);
 
 #endif /* UWPROF_TOOL_RECORDER_H */

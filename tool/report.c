@@ -28,6 +28,7 @@ static void report_usage(FILE *f)
 		"usage: uwprof report [-i FILE] [--sort sym|dso,sym] [--lines]\n"
 		"                     [--folded] [--pprof OUT] [--otlp OUT] [--svg OUT]\n"
 		"                     [--mark-incomplete] [--on-cpu-only | --off-cpu-only]\n"
+		"                     [--python-native]\n"
 		"  Print the functions sorted by self samples: self and children\n"
 		"  (self plus callees) percentages of the sampled period, and the\n"
 		"  self sample count; --folded prints folded stacks instead.\n"
@@ -47,6 +48,11 @@ static void report_usage(FILE *f)
 		"                    reach its outermost frame under a root-side\n"
 		"                    frame '[incomplete: REASON]'\n"
 		"  -n, --max N       at most N rows in the table (0: all)\n"
+		"  --python-native   keep CPython's eval-loop frame\n"
+		"                    (_PyEval_EvalFrameDefault) that each run of\n"
+		"                    Python frames follows; by default the Python\n"
+		"                    frames, shown as 'qualname (file.py:line)',\n"
+		"                    stand in its place\n"
 		"  A profile recorded with --off-cpu is weighed by time in every\n"
 		"  output: on-CPU samples by their period, off-CPU ones by the\n"
 		"  time the thread was off CPU, under a root-side frame '[off-cpu]'\n"
@@ -73,6 +79,7 @@ struct report_opts {
 	const char	*input;
 	int		by_dso;
 	int		lines;
+	int		python_native;
 	int		folded;
 	const char	*pprof;
 	const char	*otlp;
@@ -362,6 +369,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		{ "mark-incomplete", no_argument, NULL, 'm' },
 		{ "on-cpu-only", no_argument, NULL, 'O' },
 		{ "off-cpu-only", no_argument, NULL, 'F' },
+		{ "python-native", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -390,6 +398,9 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			break;
 		case 'f':
 			o->folded = 1;
+			break;
+		case 'P':
+			o->python_native = 1;
 			break;
 		case 'p':
 			o->pprof = optarg;
@@ -434,13 +445,13 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 	return 0;
 }
 
-int uwprof_cmd_load_profile(struct uwprof_rep *r, const char *input, int lines)
+int uwprof_cmd_load_profile(struct uwprof_rep *r, const char *input, int flags)
 {
 	char msg[PATH_MAX + 256];
 	size_t i;
 	int ret;
 
-	ret = uwprof_rep_load(r, input, lines, msg, sizeof(msg));
+	ret = uwprof_rep_load(r, input, flags, msg, sizeof(msg));
 	for (i = 0; i < r->nr_notes; i++)
 		fprintf(stderr, "uwprof: note: %s\n", r->notes[i]);
 	for (i = 0; i < r->nr_warnings; i++)
@@ -464,7 +475,10 @@ int uwprof_cmd_report(int argc, char **argv)
 		report_usage(ret > 0 ? stdout : stderr);
 		return ret > 0 ? UWPROF_EX_OK : UWPROF_EX_USAGE;
 	}
-	ret = uwprof_cmd_load_profile(&r, o.input, o.lines);
+	ret = uwprof_cmd_load_profile(&r, o.input,
+				      (o.lines ? UWPROF_REP_LINES : 0) |
+				      (o.python_native ?
+				       UWPROF_REP_PYTHON_NATIVE : 0));
 	if (ret)
 		return ret;
 	r.mark_incomplete = o.mark_incomplete;

@@ -16,6 +16,6 @@ int uwprof_cmd_report(int argc, char **argv);
  * notes, warnings and, on failure, its error. Returns 0, or the exit status to
  * leave with (r already freed).
  */
-int uwprof_cmd_load_profile(struct uwprof_rep *r, const char *input, int lines);
+int uwprof_cmd_load_profile(struct uwprof_rep *r, const char *input, int flags);
 
 #endif /* UWPROF_TOOL_REPORT_H */

@@ -2,8 +2,9 @@
 /*
  * The symbolized sample model (see report_model.h): reads a profile file,
  * resolves each distinct (mapping snapshot, address) once through the
- * symbolizer, and keeps every sample as frame indexes. Also the
- * all-or-nothing output file. Called from the report and script commands.
+ * symbolizer, and keeps every sample as frame indexes, Python frames
+ * (report_python.c) among them. Called from the report and script
+ * commands and the agent.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -450,6 +451,127 @@ static long frame_get(struct uwprof_rep *r, const struct uwprof_pf_maps *maps,
 	return (long)r->nr_frames++;
 }
 
+/*
+ * The frame of a Python pair ('tag', then the code object's address):
+ * keyed by its PYCODE record and tag (the instruction), or when there is
+ * none by its process and address. *hidden: a frame CPython itself hides
+ * (not started yet: before its first traceable instruction), which gets
+ * no frame.
+ */
+static long frame_py(struct uwprof_rep *r, const struct uwprof_pf_sample *ps,
+		     uint64_t tag, uint64_t addr, int *hidden)
+{
+	const struct uwprof_pf_pycode *c;
+	struct uwprof_rep_frame *f;
+	struct rep_slot *slot;
+	int32_t lasti = UWPROF_IP_PY_LASTI(tag);
+	uint64_t k[3];
+	long idx;
+
+	c = uwprof_rep_py_find(r, ps->pid, addr, UWPROF_IP_PY_SIZE(tag),
+			       ps->time_ns);
+	*hidden = c && lasti < c->firsttraceable;
+	if (*hidden)
+		return 0;
+	/* Tags have a top byte no native key's third word has. */
+	k[0] = c ? (uint64_t)(uintptr_t)c : (uint64_t)ps->pid << 1 | 1;
+	k[1] = addr;
+	k[2] = c ? tag : UWPROF_IP_PYTHON;
+	idx = hash_get(r->frame_hash, k, &slot);
+	if (idx >= 0)
+		return idx;
+	if (idx == -2)
+		return -ENOMEM;
+	if (VEC_RESERVE(r->frames, r->cap_frames, r->nr_frames + 1, 1024))
+		return -ENOMEM;
+	f = &r->frames[r->nr_frames];
+	memset(f, 0, sizeof(*f));
+	f->map = -1;
+	if (uwprof_rep_py_frame(f, c, addr, lasti)) {
+		free(f->label);
+		free(f->folded);
+		return -ENOMEM;
+	}
+	hash_set(r->frame_hash, slot, k, (uint32_t)r->nr_frames);
+	return (long)r->nr_frames++;
+}
+
+static int ip_python(const struct uwprof_pf_sample *ps, uint64_t ip)
+{
+	return (ps->flags & UWPROF_SAMPLE_PYTHON) &&
+	       (ip & UWPROF_IP_TAG_MASK) == UWPROF_IP_PYTHON;
+}
+
+/*
+ * A sample's frames into 'out', leaf first: its kernel ones, then its user
+ * ones, where each Python pair is one frame (none when CPython hides it)
+ * and, unless python_native, the native frame a run of Python pairs
+ * follows (the eval function's, which ran them) is dropped. A tag without
+ * its address (a stack cut between them) ends the stack. Returns the
+ * number of user frames, or -ENOMEM.
+ */
+static long sample_frames(struct uwprof_rep *r,
+			  const struct uwprof_pf_sample *ps,
+			  const struct uwprof_pf_maps *maps, uint32_t *out)
+{
+	uint32_t j, k = 0, n = (uint32_t)ps->nr_kernel + ps->nr_user;
+	int in_py = 0, hidden;
+	long fi;
+
+	for (j = 0; j < n; j++) {
+		if (j >= ps->nr_kernel && ip_python(ps, ps->ips[j])) {
+			if (j + 1 == n)
+				break;
+			if (!in_py && !r->python_native && k > ps->nr_kernel)
+				k--;
+			in_py = 1;
+			fi = frame_py(r, ps, ps->ips[j], ps->ips[j + 1], &hidden);
+			j++;
+			if (fi < 0)
+				return fi;
+			if (!hidden)
+				out[k++] = (uint32_t)fi;
+			continue;
+		}
+		in_py = 0;
+		if (j < ps->nr_kernel)
+			fi = frame_get(r, NULL, 0, ps->ips[j], 1, j > 0);
+		else
+			fi = frame_get(r, maps, ps->pid, ps->ips[j], 0,
+				       j > ps->nr_kernel);
+		if (fi < 0)
+			return fi;
+		out[k++] = (uint32_t)fi;
+	}
+	return (long)k - ps->nr_kernel;
+}
+
+/*
+ * The mapping snapshot of a sample's native user ips: Python pairs are
+ * no code addresses, so they are left out of the question ('tmp' holds
+ * the rest, room for nr_user).
+ */
+static const struct uwprof_pf_maps *sample_maps(struct uwprof_rep *r,
+						const struct uwprof_pf_sample *ps,
+						uint64_t *tmp)
+{
+	const uint64_t *u = ps->ips + ps->nr_kernel;
+	uint32_t j, n = 0;
+
+	if (!ps->nr_user)
+		return NULL;
+	if (!(ps->flags & UWPROF_SAMPLE_PYTHON))
+		return uwprof_pf_maps_for_ips(r->pf, ps->pid, ps->time_ns, u,
+					      ps->nr_user);
+	for (j = 0; j < ps->nr_user; j++) {
+		if (ip_python(ps, u[j]))
+			j++;
+		else
+			tmp[n++] = u[j];
+	}
+	return uwprof_pf_maps_for_ips(r->pf, ps->pid, ps->time_ns, tmp, n);
+}
+
 /* /proc/kallsyms, when this host lets us read real addresses. */
 static void load_proc_kallsyms(struct uwprof_rep *r)
 {
@@ -501,26 +623,27 @@ static uint64_t sample_weight_ns(const struct uwprof_rep *r,
 	return r->pf->hdr.freq_hz ? 1000000000ULL / r->pf->hdr.freq_hz : 0;
 }
 
-int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines,
+int uwprof_rep_load(struct uwprof_rep *r, const char *path, int flags,
 		    char *err, size_t errlen)
 {
 	const struct uwprof_pf_sample *ps;
 	const struct uwprof_pf_maps *maps;
 	struct uwprof_rep_sample *s;
-	size_t i, total = 0, used = 0, any_kernel = 0;
-	uint32_t j, n;
-	long fi;
+	size_t i, total = 0, used = 0, any_kernel = 0, max_user = 1;
+	uint64_t *tmp = NULL;
+	long nu;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
 	r->path = path;
-	r->lines = lines;
+	r->lines = !!(flags & UWPROF_REP_LINES);
+	r->python_native = !!(flags & UWPROF_REP_PYTHON_NATIVE);
 	ret = uwprof_pf_open(path, &r->pf, err, errlen);
 	if (ret)
 		return ret;
 	r->event = r->pf->hdr.event == UWPROF_PF_EV_CYCLES ? "cycles" :
 		   "cpu-clock";
-	r->syms = uwprof_syms_new(lines);
+	r->syms = uwprof_syms_new(r->lines);
 	r->frame_hash = calloc(1, sizeof(*r->frame_hash));
 	r->map_hash = calloc(1, sizeof(*r->map_hash));
 	if (!r->syms || !r->frame_hash || !r->map_hash)
@@ -534,8 +657,10 @@ int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines,
 	for (i = 0; i < r->pf->nr_samples; i++) {
 		total += r->pf->samples[i].nr_kernel + r->pf->samples[i].nr_user;
 		any_kernel |= r->pf->samples[i].nr_kernel;
+		if (r->pf->samples[i].nr_user > max_user)
+			max_user = r->pf->samples[i].nr_user;
 	}
-	if (rep_jit_load(r))
+	if (rep_jit_load(r) || uwprof_rep_py_load(r))
 		goto nomem;
 	if (r->pf->nr_ksyms)
 		r->have_ksyms = 1;
@@ -544,7 +669,8 @@ int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines,
 	r->samples = calloc(r->pf->nr_samples ? r->pf->nr_samples : 1,
 			    sizeof(*r->samples));
 	r->chains = malloc((total ? total : 1) * sizeof(*r->chains));
-	if (!r->samples || !r->chains)
+	tmp = malloc(max_user * sizeof(*tmp));
+	if (!r->samples || !r->chains || !tmp)
 		goto nomem;
 	for (i = 0; i < r->pf->nr_samples; i++) {
 		ps = &r->pf->samples[i];
@@ -570,22 +696,12 @@ int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines,
 		}
 		s->cgroup = uwprof_pf_cgroup(r->pf, ps->pid, ps->time_ns);
 		s->frames = r->chains + used;
-		n = s->nr_kernel + s->nr_user;
-		maps = s->nr_user ?
-		       uwprof_pf_maps_for_ips(r->pf, ps->pid, ps->time_ns,
-					      ps->ips + s->nr_kernel,
-					      s->nr_user) : NULL;
-		for (j = 0; j < n; j++) {
-			if (j < s->nr_kernel)
-				fi = frame_get(r, NULL, 0, ps->ips[j], 1, j > 0);
-			else
-				fi = frame_get(r, maps, ps->pid, ps->ips[j], 0,
-					       j > s->nr_kernel);
-			if (fi < 0)
-				goto nomem;
-			s->frames[j] = (uint32_t)fi;
-		}
-		used += n;
+		maps = sample_maps(r, ps, tmp);
+		nu = sample_frames(r, ps, maps, s->frames);
+		if (nu < 0)
+			goto nomem;
+		s->nr_user = (uint32_t)nu;
+		used += s->nr_kernel + s->nr_user;
 		r->total_period += s->period;
 		r->total_weight_ns += s->weight_ns;
 		r->nr_samples++;
@@ -595,8 +711,10 @@ int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines,
 	 * rings were read, and a walk finished from a snapshot comes later.
 	 */
 	qsort(r->samples, r->nr_samples, sizeof(*r->samples), sample_time_cmp);
+	free(tmp);
 	return 0;
 nomem:
+	free(tmp);
 	snprintf(err, errlen, "%s: out of memory", path);
 	return -ENOMEM;
 }
@@ -645,6 +763,7 @@ void uwprof_rep_free(struct uwprof_rep *r)
 	for (i = 0; i < r->nr_jits; i++)
 		uwprof_jitsyms_free(&r->jits[i].t);
 	free(r->jits);
+	free(r->pycodes);
 	free(r->samples);
 	free(r->chains);
 	hash_free(r->frame_hash);
@@ -652,37 +771,6 @@ void uwprof_rep_free(struct uwprof_rep *r)
 	uwprof_syms_free(r->syms);
 	uwprof_pf_close(r->pf);
 	memset(r, 0, sizeof(*r));
-}
-
-int uwprof_rep_out_open(struct uwprof_rep_out *o, const char *path,
-			mode_t mode, char *msg, size_t msglen)
-{
-	int fd, err;
-
-	o->f = NULL;
-	err = uwprof_afile_open(&o->file, path, mode);
-	if (err == -ENOMEM) {
-		snprintf(msg, msglen, "%s: out of memory", path);
-		return err;
-	}
-	if (err) {
-		snprintf(msg, msglen,
-			 "%s: cannot create a temporary file next to it: %s",
-			 path, strerror(-err));
-		return err;
-	}
-	/* The stream gets its own descriptor: the commit syncs and closes ours. */
-	fd = dup(o->file.fd);
-	o->f = fd < 0 ? NULL : fdopen(fd, "w");
-	if (!o->f) {
-		err = errno;
-		if (fd >= 0)
-			close(fd);
-		uwprof_afile_abort(&o->file);
-		snprintf(msg, msglen, "%s: %s", path, strerror(err));
-		return -err;
-	}
-	return 0;
 }
 
 const char *uwprof_rep_incomplete_mark(const struct uwprof_rep *r,
@@ -693,47 +781,4 @@ const char *uwprof_rep_incomplete_mark(const struct uwprof_rep *r,
 	if (st == UWPROF_STOP_OK)
 		return NULL;
 	return r->marks[st < UWPROF_PF_STOP__COUNT ? st : UWPROF_PF_STOP__COUNT];
-}
-
-int uwprof_rep_out_commit(struct uwprof_rep_out *o, char *msg, size_t msglen)
-{
-	char *path = strdup(o->file.path);
-	int err = 0;
-
-	if (fflush(o->f) || ferror(o->f))
-		err = errno ? errno : EIO;
-	if (fclose(o->f) && !err)
-		err = errno ? errno : EIO;
-	o->f = NULL;
-	if (err)
-		uwprof_afile_abort(&o->file);
-	else
-		err = -uwprof_afile_commit(&o->file);
-	if (err)
-		snprintf(msg, msglen, "%s: write failed, nothing written: %s",
-			 path ? path : "output", strerror(err));
-	free(path);
-	return -err;
-}
-
-void uwprof_rep_out_abort(struct uwprof_rep_out *o)
-{
-	if (o->f)
-		fclose(o->f);
-	o->f = NULL;
-	uwprof_afile_abort(&o->file);
-}
-
-int uwprof_rep_stdout_done(const char *what, char *msg, size_t msglen)
-{
-	int err = 0;
-
-	if (fflush(stdout) || ferror(stdout))
-		err = errno ? errno : EIO;
-	if (err) {
-		snprintf(msg, msglen, "%s: writing to standard output: %s",
-			 what, strerror(err));
-		return -err;
-	}
-	return 0;
 }

@@ -4,9 +4,12 @@
  * (profile_file.h) read, every sampled address resolved once to a frame
  * (symbol, object, offset, optional file:line), and every sample turned
  * into a leaf-first list of frame indexes. The output writers (report
- * table, perf-script text, folded stacks, pprof, SVG) only read it. Also
- * the output-file helper that writes to a temporary name and renames, so a
- * failed write never leaves a partial file under the final name.
+ * table, perf-script text, folded stacks, pprof, SVG) only read it.
+ * CPython's frames (the samples' UWPROF_IP_PYTHON pairs) become frames of
+ * their own, named from the profile's PYCODE records (report_python.c).
+ * Also the output-file helper that writes to a temporary name and
+ * renames, so a failed write never leaves a partial file under the final
+ * name (report_out.c).
  * Called from the report and script commands, which print what it reports:
  * nothing here writes to stderr. Single-threaded.
  */
@@ -52,6 +55,15 @@ struct uwprof_rep_frame {
 	 * basename], or [unknown]; kernel ones end in _[k]
 	 */
 	char		*folded;
+	/*
+	 * A Python frame: ip is its code object's address, sym its
+	 * qualified name, file and dso its file name, line the line of its
+	 * instruction (0: none), start_line the code's first line; label
+	 * and folded "qualname (file basename:line)". Unnamed (no PYCODE
+	 * record): sym NULL, label "[python code 0x...]".
+	 */
+	int		python;
+	unsigned int	start_line;
 };
 
 struct uwprof_rep_sample {
@@ -119,7 +131,21 @@ struct uwprof_rep {
 	/* JIT symbols by pid, from the profile's JITSYMS records */
 	struct rep_jit	*jits;
 	size_t		nr_jits;
+	/* UWPROF_REP_PYTHON_NATIVE */
+	int		python_native;
+	/* The profile's PYCODE records by (pid, addr, fingerprint, time) */
+	const struct uwprof_pf_pycode **pycodes;
+	size_t		nr_pycodes;
 };
+
+/* uwprof_rep_load()'s flags */
+#define UWPROF_REP_LINES		(1 << 0)	/* file:line from DWARF */
+/*
+ * Keep the native frame of CPython's eval function that each run of
+ * Python frames follows (dropped by default: the Python frames say what
+ * it ran).
+ */
+#define UWPROF_REP_PYTHON_NATIVE	(1 << 1)
 
 /* Which samples uwprof_rep_select() keeps. */
 enum uwprof_rep_show {
@@ -164,16 +190,38 @@ const char *uwprof_rep_incomplete_mark(const struct uwprof_rep *r,
 				       const struct uwprof_rep_sample *s);
 
 /*
- * Open the profile at 'path' and symbolize it. Returns 0, or a negative
+ * Open the profile at 'path' and symbolize it as 'flags' (UWPROF_REP_*)
+ * say. A sample's nr_user then counts its frames in the model, a Python
+ * pair being one frame or none. Returns 0, or a negative
  * errno with one line in 'err' (naming the file, and for a corrupt file the
  * record and byte offset). Objects whose symbols cannot be read leave a
  * line each in r->warnings, also when loading fails later; debug files
  * fetched from debuginfod (or failed fetches) a line each in r->notes.
  * Either way, release 'r' with uwprof_rep_free().
  */
-int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines,
+int uwprof_rep_load(struct uwprof_rep *r, const char *path, int flags,
 		    char *err, size_t errlen);
 void uwprof_rep_free(struct uwprof_rep *r);
+
+/* report_python.c: the PYCODE records sorted for uwprof_rep_py_find(). */
+int uwprof_rep_py_load(struct uwprof_rep *r);
+/*
+ * The code object a Python frame of process 'pid' at 'time_ns' names: the
+ * first PYCODE record of that address and fingerprint at or after that
+ * time (the recorder reads code objects soon after their samples), else
+ * the last before it; NULL when there is none.
+ */
+const struct uwprof_pf_pycode *uwprof_rep_py_find(const struct uwprof_rep *r,
+						  uint32_t pid, uint64_t addr,
+						  uint32_t fingerprint,
+						  uint64_t time_ns);
+/*
+ * Names the Python frame of code object 'c' (NULL: unknown) at 'addr'
+ * running code unit 'lasti'. Returns 0 or -ENOMEM.
+ */
+int uwprof_rep_py_frame(struct uwprof_rep_frame *f,
+			const struct uwprof_pf_pycode *c, uint64_t addr,
+			int32_t lasti);
 
 /* The basename of a path (the part after the last '/'). */
 const char *uwprof_rep_basename(const char *path);

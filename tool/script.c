@@ -36,6 +36,7 @@ static void script_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: uwprof script [-i FILE] [--lines] [--max-stack N]\n"
+		"                     [--python-native]\n"
 		"  Print every sample of a profile in 'perf script' layout:\n"
 		"  'comm tid [cpu] sec.usec: period event:', then one line per\n"
 		"  frame, leaf first: tab, ip, sym+0xoff, (dso); a blank line\n"
@@ -43,8 +44,13 @@ static void script_usage(FILE *f)
 		"  the frame-pointer fallback has a line '# stop: REASON' after\n"
 		"  its header. Off-CPU samples (record --off-cpu) name the event\n"
 		"  'offcpu-time', as perf does, their period the ns off CPU.\n"
+		"  A Python frame is 'qualname (file.py:line)' in its source file,\n"
+		"  its ip the code object's address; one that was not named\n"
+		"  '[python code 0xADDR] ([python])'.\n"
 		"  -i, --input FILE  the profile (default uwprof.data)\n"
 		"  --lines           add ' file:line' to frames with line info\n"
+		"  --python-native   keep CPython's eval-loop frame that each run\n"
+		"                    of Python frames follows\n"
 		"  --max-stack N     print at most N frames of each sample, from\n"
 		"                    the leaf (kernel frames count)\n"
 		"  exit: 0 ok, 1 unreadable or corrupt input or write error,\n"
@@ -79,6 +85,11 @@ static int script_print(const struct uwprof_rep *r, FILE *f, int lines,
 		for (j = 0; j < n; j++) {
 			fr = &r->frames[s->frames[j]];
 			fprintf(f, "\t%16llx ", (unsigned long long)fr->ip);
+			if (fr->python) {
+				fprintf(f, "%s (%s)\n", fr->label,
+					fr->dso ? fr->dso : "[python]");
+				continue;
+			}
 			if (fr->sym)
 				fprintf(f, "%s+0x%llx", fr->sym,
 					(unsigned long long)(fr->ip - fr->sym_start));
@@ -101,6 +112,7 @@ int uwprof_cmd_script(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "lines", no_argument, NULL, 'l' },
 		{ "max-stack", required_argument, NULL, 'm' },
+		{ "python-native", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -108,7 +120,7 @@ int uwprof_cmd_script(int argc, char **argv)
 	char msg[PATH_MAX + 256];
 	struct uwprof_rep r;
 	uint32_t max_stack = UINT32_MAX;
-	int c, lines = 0, ret;
+	int c, lines = 0, py_native = 0, ret;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:h", opts, NULL)) != -1) {
@@ -118,6 +130,9 @@ int uwprof_cmd_script(int argc, char **argv)
 			break;
 		case 'l':
 			lines = 1;
+			break;
+		case 'P':
+			py_native = UWPROF_REP_PYTHON_NATIVE;
 			break;
 		case 'm':
 			if (rec_parse_u32(optarg, 0, UINT32_MAX, &max_stack)) {
@@ -140,7 +155,8 @@ int uwprof_cmd_script(int argc, char **argv)
 		script_usage(stderr);
 		return UWPROF_EX_USAGE;
 	}
-	ret = uwprof_cmd_load_profile(&r, input, lines);
+	ret = uwprof_cmd_load_profile(&r, input,
+				      (lines ? UWPROF_REP_LINES : 0) | py_native);
 	if (ret)
 		return ret;
 	script_print(&r, stdout, lines, max_stack);

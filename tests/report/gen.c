@@ -11,6 +11,8 @@
  *	cgroup <pid> <path>   (the process's cgroup v2 path)
  *	ksym <addr> <size> <name> [<[module]>]
  *	jit <pid> <start> <size> <name> [<start> <size> <name>]...
+ *	pycode <pid> <time_ns> <addr> <fingerprint> <size> <firstlineno>
+ *	       <firsttraceable> <qualname> <filename> <linetable hex | ->
  *	sample <pid> <tid> <cpu> <time_ns> <period> <flags> <nr_kernel> <ip>...
  *	lost <count>
  *	throttled <count>	(the module's skipped_throttle, in STATS)
@@ -204,6 +206,29 @@ static int do_line(struct gen *g, char **t, int n)
 		return uwprof_pfw_jitsyms(&g->w, 0, (uint32_t)v[1],
 					  UWPROF_PF_JIT_PERF_MAP, js,
 					  (uint64_t)nr);
+	}
+	if (!strcmp(t[0], "pycode") && n == 11) {
+		struct uwprof_pf_pycode c = {
+			.pid = (uint32_t)v[1], .time_ns = v[2], .addr = v[3],
+			.fingerprint = (uint32_t)v[4], .size = (uint32_t)v[5],
+			.firstlineno = (int32_t)v[6],
+			.firsttraceable = (int32_t)v[7], .qualname = t[8],
+			.filename = t[9],
+		};
+		uint8_t table[4096];
+		size_t k, len = strcmp(t[10], "-") ? strlen(t[10]) / 2 : 0;
+		unsigned int b;
+
+		if (len > sizeof(table))
+			return -1;
+		for (k = 0; k < len; k++) {
+			if (sscanf(t[10] + 2 * k, "%2x", &b) != 1)
+				return -1;
+			table[k] = (uint8_t)b;
+		}
+		c.linetable = table;
+		c.linetable_len = (uint32_t)len;
+		return uwprof_pfw_pycode(&g->w, &c);
 	}
 	if (!strcmp(t[0], "sample") && n >= 8) {
 		uint32_t nr = (uint32_t)(n - 8);

@@ -15,7 +15,7 @@ import subprocess
 OTLP_MSG = ('opentelemetry.proto.collector.profiles.v1development.'
             'ExportProfilesServiceRequest')
 PPROF_MSG = 'perftools.profiles.Profile'
-FRAME_TYPES = ('native', 'kernel', 'jit')
+FRAME_TYPES = ('native', 'kernel', 'jit', 'cpython')
 
 
 def decode(path, proto_dir, schema, msg):

@@ -59,6 +59,12 @@ void rec_procs_replay(struct recorder *r, struct uwprof_pfw *w)
 	(void)w;
 }
 
+void rec_py_replay(struct recorder *r, struct uwprof_pfw *w)
+{
+	(void)r;
+	(void)w;
+}
+
 void rec_tids_forget(struct recorder *r)
 {
 	(void)r;
@@ -66,12 +72,12 @@ void rec_tids_forget(struct recorder *r)
 
 static int loads;
 
-int uwprof_rep_load(struct uwprof_rep *r, const char *path, int lines,
+int uwprof_rep_load(struct uwprof_rep *r, const char *path, int flags,
 		    char *msg, size_t msglen)
 {
 	(void)r;
 	(void)path;
-	(void)lines;
+	(void)flags;
 	__atomic_add_fetch(&loads, 1, __ATOMIC_SEQ_CST);
 	snprintf(msg, msglen, "no report model in this test");
 	return -ENOSYS;

@@ -75,6 +75,13 @@ static int write_profile(const char *path)
 		{ 0xffffffff81000000ULL, 0x100, "do_thing" },
 		{ 0xffffffff81000200ULL, 0x80, "other [mod]" },
 	};
+	static const uint8_t lt[] = { 0x80 | (13 << 3) | 3, 4, 0xf8 };
+	struct uwprof_pf_pycode pc = {
+		.time_ns = 3650, .addr = 0x7f00aa000040ULL, .pid = 42,
+		.fingerprint = 0x123456, .size = 0x7123456, .firstlineno = 10,
+		.firsttraceable = 2, .qualname = "Widget.gr\xc3\xb6\xc3\x9f" "e",
+		.filename = "/srv/app.py", .linetable = lt, .linetable_len = 3,
+	};
 	struct uwprof_pf_jitsym js[3] = {
 		{ 0x7f0000001000ULL, 0x40, "JS:~hot1 /x.js:1", 16, 0 },
 		{ 0x7f0000002000ULL, 0x20, "JS:*hot2", 8, 0 },
@@ -117,6 +124,7 @@ static int write_profile(const char *path)
 	uwprof_pfw_ksyms(&w, ks, 2);
 	uwprof_pfw_jitsyms(&w, 3600, 42, UWPROF_PF_JIT_PERF_MAP, js, 2);
 	uwprof_pfw_jitsyms(&w, 3700, 44, UWPROF_PF_JIT_DUMP, js + 2, 1);
+	uwprof_pfw_pycode(&w, &pc);
 	uwprof_pfw_stats(&w, &st);
 	return uwprof_pfw_commit(&w);
 }
@@ -714,6 +722,16 @@ int main(int argc, char **argv)
 	   pf->jitsyms[2].pid == 44 && pf->jitsyms[2].len == 20 &&
 	   !memcmp(pf->jitsyms[2].name, "JS:a_name_of_eight_x", 20),
 	   "JIT symbols: two records, in order, with their pids and names");
+	ok(pf->nr_pycodes == 1 && pf->pycodes[0].pid == 42 &&
+	   pf->pycodes[0].addr == 0x7f00aa000040ULL &&
+	   pf->pycodes[0].fingerprint == 0x123456 &&
+	   pf->pycodes[0].size == 0x7123456 && pf->pycodes[0].time_ns == 3650 &&
+	   pf->pycodes[0].firstlineno == 10 && pf->pycodes[0].firsttraceable == 2 &&
+	   !strcmp(pf->pycodes[0].qualname, "Widget.gr\xc3\xb6\xc3\x9f" "e") &&
+	   !strcmp(pf->pycodes[0].filename, "/srv/app.py") &&
+	   pf->pycodes[0].linetable_len == 3 &&
+	   !memcmp(pf->pycodes[0].linetable, "\xeb\x04\xf8", 3),
+	   "PYCODE: every field and the location table read back");
 	uwprof_pf_close(pf);
 
 	/* Every truncation is refused with a message, never read past. */
@@ -786,6 +804,29 @@ int main(int argc, char **argv)
 		ret = uwprof_pf_open(bad, &pf, err, sizeof(err));
 		ok(ret == -EINVAL && strstr(err, "jitsyms record"),
 		   "one JIT symbol more than the record holds refused: %s", err);
+	}
+	{
+		/*
+		 * The PYCODE record's table length made huge, then longer
+		 * than the 7 bytes left (the table's 3 and the padding).
+		 */
+		size_t off = 16;
+
+		memcpy(cp, data, size);
+		while (off + 8 <= size && *(uint32_t *)(cp + off) != UWPROF_PF_PYCODE)
+			off += *(uint32_t *)(cp + off + 4);
+		/* fixed part, "Widget.größe" (14 bytes), "/srv/app.py" (11) */
+		off += 8 + sizeof(struct uwprof_pf_pycode_fixed) + 4 + 14 + 4 + 11;
+		*(uint64_t *)(cp + off) = 1ULL << 40;
+		write_all(bad, cp, size);
+		ret = uwprof_pf_open(bad, &pf, err, sizeof(err));
+		ok(ret == -EINVAL && strstr(err, "pycode record"),
+		   "PYCODE table length beyond its record refused: %s", err);
+		*(uint64_t *)(cp + off) = 8;
+		write_all(bad, cp, size);
+		ret = uwprof_pf_open(bad, &pf, err, sizeof(err));
+		ok(ret == -EINVAL && strstr(err, "pycode record"),
+		   "PYCODE table one byte beyond its record refused: %s", err);
 	}
 	free(cp);
 	free(data);
