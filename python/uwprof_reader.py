@@ -171,7 +171,8 @@ _STATS_FIELDS = ['samples', 'frames', 'lost', 'skipped_kthread',
 _LATER_STATS = ['off_cpu_blocks', 'off_cpu_samples', 'off_cpu_short',
                 'off_cpu_dropped', 'off_cpu_lost', 'mmap_records',
                 'kernel_throttles', 'mmap_throttled', 'stop_time',
-                'snapshots_time_cut', 'lifecycle_lost', 'stop_python']
+                'snapshots_time_cut', 'lifecycle_lost', 'stop_python',
+                'unwind_ns']
 
 
 class _Stats(ctypes.Structure):
@@ -201,7 +202,7 @@ class _RingInfo(ctypes.Structure):
 
 # The C compiler's sizes for the uapi structs (static checks, like the C side).
 for _s, _n in ((_Version, 64), (_TableAdd, 32), (_ObjectDel, 16), (_Map, 40),
-               (_MapsSet, 40), (_ProcessDel, 8), (_Start, 72), (_Stats, 480),
+               (_MapsSet, 40), (_ProcessDel, 8), (_Start, 72), (_Stats, 488),
                (_RingInfo, 32)):
     assert ctypes.sizeof(_s) == _n, (_s.__name__, ctypes.sizeof(_s))
 
