@@ -201,11 +201,12 @@ struct uwprof_py_walk {
 	/*
 	 * The words read of a frame (code, previous, instruction pointer,
 	 * the word holding the entry byte) and of a code object (type,
-	 * size), and how far each reaches: set by uwprof_py_start().
+	 * size, the word holding the first line, qualified name, file
+	 * name), and how far each reaches: set by uwprof_py_start().
 	 */
 	u32 fr_off[4];
 	u32 fr_span;
-	u32 co_off[2];
+	u32 co_off[5];
 	u32 co_span;
 };
 

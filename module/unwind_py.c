@@ -37,7 +37,7 @@ int uwprof_py_check(const struct uwprof_python *d, u64 limit)
 	bool cframe = d->flags & UWPROF_PY_CFRAME;
 
 	if (d->flags & ~(UWPROF_PY_CFRAME | UWPROF_PY_CODE_TAGGED) ||
-	    d->__reserved0 || d->__reserved)
+	    d->__reserved0)
 		return -EINVAL;
 	if (!d->key_addr || d->key_addr >= limit - 4 || (d->key_addr & 3) ||
 	    !d->code_type || d->code_type >= limit || (d->code_type & 7))
@@ -48,7 +48,9 @@ int uwprof_py_check(const struct uwprof_python *d, u64 limit)
 	    !py_off_ok(d->ts_frame, 8) || !py_off_ok(d->fr_code, 8) ||
 	    !py_off_ok(d->fr_previous, 8) || !py_off_ok(d->fr_instr, 8) ||
 	    !py_off_ok(d->fr_entry, 1) || !py_off_ok(d->co_type, 8) ||
-	    !py_off_ok(d->co_size, 8) || !py_off_ok(d->co_code, 2))
+	    !py_off_ok(d->co_size, 8) || !py_off_ok(d->co_code, 2) ||
+	    !py_off_ok(d->co_firstlineno, 4) || !py_off_ok(d->co_qualname, 8) ||
+	    !py_off_ok(d->co_filename, 8))
 		return -EINVAL;
 	if (d->kd_size < 8 || d->kd_size > 64 || (d->kd_size & 7) ||
 	    d->kd_data > d->kd_size - 8 || (d->kd_data & 7) ||
@@ -96,8 +98,9 @@ static u32 py_frame(const struct uwprof_py_walk *pw, u64 f, u64 *out,
 		    u64 *prev, u32 *entry)
 {
 	const struct uwprof_python *d = pw->d;
-	u64 fr[4], co[2], code, first;
+	u64 fr[4], co[5], code, first;
 	s64 lasti;
+	u32 fp;
 
 	if ((f & 7) || f >= pw->limit || pw->fr_span > pw->limit - f ||
 	    UWPROF_ENV_READ_WORDS(pw->env, f, pw->fr_span, pw->fr_off, fr, 4))
@@ -108,7 +111,7 @@ static u32 py_frame(const struct uwprof_py_walk *pw, u64 f, u64 *out,
 	if (d->flags & UWPROF_PY_CODE_TAGGED)
 		code &= ~((1ULL << UWPROF_PY_CODE_TAG_BITS) - 1);
 	if ((code & 7) || code >= pw->limit || pw->co_span > pw->limit - code ||
-	    UWPROF_ENV_READ_WORDS(pw->env, code, pw->co_span, pw->co_off, co, 2) ||
+	    UWPROF_ENV_READ_WORDS(pw->env, code, pw->co_span, pw->co_off, co, 5) ||
 	    co[0] != d->code_type || co[1] > 0xffffffffULL)
 		return UWPROF_STOP_PYTHON + 1;
 	/* -1: a 3.11 frame before its first instruction. */
@@ -116,7 +119,10 @@ static u32 py_frame(const struct uwprof_py_walk *pw, u64 f, u64 *out,
 	if (fr[2] < first - 2 || fr[2] >= first + 2 * co[1] || (fr[2] & 1))
 		return UWPROF_STOP_PYTHON + 1;
 	lasti = (s64)(fr[2] - first) / 2;
-	out[0] = UWPROF_IP_PYTHON | (co[1] & 0xffffffULL) << 32 | (u32)lasti;
+	fp = UWPROF_PY_FINGERPRINT(co[1],
+				   (u32)(co[2] >> 8 * (d->co_firstlineno & 7)),
+				   co[3], co[4]);
+	out[0] = UWPROF_IP_PYTHON | (u64)fp << 32 | (u32)lasti;
 	out[1] = code;
 	return 0;
 }
@@ -202,7 +208,13 @@ u32 uwprof_py_start(struct uwprof_py_walk *pw)
 			     py_max(d->fr_instr, d->fr_entry & ~7U)) + 8;
 	pw->co_off[0] = d->co_type;
 	pw->co_off[1] = d->co_size;
-	pw->co_span = py_max(d->co_type, d->co_size) + 8;
+	pw->co_off[2] = d->co_firstlineno & ~7U;
+	pw->co_off[3] = d->co_qualname;
+	pw->co_off[4] = d->co_filename;
+	pw->co_span = py_max(py_max(py_max(d->co_type, d->co_size),
+				    py_max(d->co_firstlineno & ~7U,
+					   d->co_qualname)),
+			     d->co_filename) + 8;
 	if (py_field(pw, d->key_addr, 4, &key) || key >= PY_KEYS_MAX ||
 	    py_field(pw, pt + d->pt_tid, 4, &tid) ||
 	    tid != UWPROF_ENV_TID(pw->env) ||

@@ -98,7 +98,7 @@ def c_program(consts, structs):
                        % (s, f, s, f, size))
     for w in PY_WORDS:
         out.append('\tprintf("pyword %%llu %%d %%u\\n", %#xULL, '
-                   'UWPROF_IP_PY_LASTI(%#xULL), UWPROF_IP_PY_SIZE(%#xULL));'
+                   'UWPROF_IP_PY_LASTI(%#xULL), UWPROF_IP_PY_FP(%#xULL));'
                    % (w, w, w))
     out += ['\tfor (i = 0; i < UWPROF_STOP__COUNT; i++)',
             '\t\tprintf("stop %u %s\\n", i,',

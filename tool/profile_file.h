@@ -334,7 +334,7 @@ struct uwprof_pf_pycode_fixed {
 	uint64_t	time_ns;	/* when it was read */
 	uint64_t	addr;		/* the code object in the process */
 	uint32_t	pid;
-	uint32_t	fingerprint;	/* UWPROF_IP_PY_SIZE of its frames */
+	uint32_t	fingerprint;	/* UWPROF_IP_PY_FP of its frames */
 	uint32_t	size;		/* ob_size: code units */
 	int32_t		firstlineno;	/* co_firstlineno */
 	int32_t		firsttraceable;	/* co_firsttraceable: code units */

@@ -268,7 +268,10 @@ int uwprof_pycode_read(struct uwprof_pymem *m, const struct uwprof_py_layout *l,
 	if (err)
 		return err;
 	size = get_u64(head, l->co_size);
-	if ((size & 0xffffff) != (fingerprint & 0xffffff))
+	if (UWPROF_PY_FINGERPRINT(size, (uint32_t)get_i32(head, l->co_firstlineno),
+				  get_u64(head, l->co_qualname),
+				  get_u64(head, l->co_filename)) !=
+	    (fingerprint & 0xffffff))
 		return -ESTALE;
 	if (!size || size > UWPROF_PYCODE_SIZE_MAX)
 		return -EINVAL;

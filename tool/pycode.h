@@ -48,10 +48,11 @@ int uwprof_pymem_open(struct uwprof_pymem *m, pid_t pid);
 void uwprof_pymem_close(struct uwprof_pymem *m);
 
 /*
- * The code object at 'addr' whose size in code units has 'fingerprint'
- * as its low 24 bits (UWPROF_IP_PY_SIZE), read with layout 'l'. Returns 0
+ * The code object at 'addr' with 'fingerprint' (UWPROF_IP_PY_FP, the
+ * uapi's UWPROF_PY_FINGERPRINT of its size, first line, qualified name and
+ * file name), read with layout 'l'. Returns 0
  * with *out filled (free with uwprof_pycode_free()), or a negative errno:
- * -ESTALE when the object's size does not match the fingerprint (its
+ * -ESTALE when the object does not match the fingerprint (its
  * memory now holds another object: the frame stays unknown), -ESRCH
  * when the process exited, -EFAULT when some memory cannot be read (a
  * pointer is garbage, or the object was unmapped), -EINVAL when a field makes no sense, -ENAMETOOLONG for a name

@@ -161,7 +161,7 @@ static void py_frame(struct recorder *r, struct rec_pycache *c,
 		     const struct uwprof_py_layout *l, uint64_t tag,
 		     uint64_t addr)
 {
-	uint32_t fp = UWPROF_IP_PY_SIZE(tag), i;
+	uint32_t fp = UWPROF_IP_PY_FP(tag), i;
 	struct rec_pycode *e;
 
 	if (uwprof_u64map_get(&c->idx, addr, &i)) {

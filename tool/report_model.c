@@ -468,7 +468,7 @@ static long frame_py(struct uwprof_rep *r, const struct uwprof_pf_sample *ps,
 	uint64_t k[3];
 	long idx;
 
-	c = uwprof_rep_py_find(r, ps->pid, addr, UWPROF_IP_PY_SIZE(tag),
+	c = uwprof_rep_py_find(r, ps->pid, addr, UWPROF_IP_PY_FP(tag),
 			       ps->time_ns);
 	*hidden = c && lasti < c->firsttraceable;
 	if (*hidden)

@@ -420,6 +420,7 @@ static void py_desc(struct uwprof_python *d)
 		.cf_frame = 8, .cf_previous = 16, .fr_code = 32,
 		.fr_previous = 48, .fr_instr = 56, .fr_entry = 68,
 		.co_type = 8, .co_size = 16, .co_code = 184,
+		.co_firstlineno = 72, .co_qualname = 128, .co_filename = 112,
 	};
 }
 
@@ -442,7 +443,9 @@ TEST_F(dev, maps_set_python)
 	} bad[] = {
 		{ offsetof(struct uwprof_python, flags), 4, 1U << 2 },
 		{ offsetof(struct uwprof_python, __reserved0), 4, 1 },
-		{ offsetof(struct uwprof_python, __reserved), 4, 1 },
+		{ offsetof(struct uwprof_python, co_qualname), 4, 132 },
+		{ offsetof(struct uwprof_python, co_firstlineno), 4, 70 },
+		{ offsetof(struct uwprof_python, co_filename), 4, UWPROF_PY_MAX_OFF },
 		{ offsetof(struct uwprof_python, key_addr), 8, 0 },
 		{ offsetof(struct uwprof_python, key_addr), 8, 0xffff888000000000ULL },
 		{ offsetof(struct uwprof_python, key_addr), 8, 0x10002 },

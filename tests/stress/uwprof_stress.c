@@ -334,6 +334,7 @@ static void fuzz_python(struct uwprof_python *d, uint64_t *st)
 		.cf_frame = 8, .cf_previous = 16, .fr_code = 32,
 		.fr_previous = 48, .fr_instr = 56, .fr_entry = 68,
 		.co_type = 8, .co_size = 16, .co_code = 184,
+		.co_firstlineno = 72, .co_qualname = 128, .co_filename = 112,
 	};
 #if defined(__aarch64__)
 	d->tp_pthread = -1856;

@@ -6,7 +6,8 @@
 # says of each frame and its code object, then sleeps until killed.
 #
 # One line per frame, innermost first, tab-separated:
-#   frame ADDR LASTI LINENO SIZE FIRSTLINENO QUALNAME FILENAME
+#   frame ADDR LASTI LINENO SIZE FIRSTLINENO QUALNAME_ADDR FILENAME_ADDR
+#         QUALNAME FILENAME
 # then per distinct code object its co_lines(), in code units:
 #   lines ADDR START:END:LINE ...   (LINE -1: None)
 # then "ready".
@@ -21,10 +22,10 @@ def report():
     while f is not None:
         co = f.f_code
         seen[id(co)] = co
-        out.write(('frame\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n' % (
+        out.write(('frame\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n' % (
             id(co), f.f_lasti // 2, f.f_lineno, len(co.co_code) // 2,
-            co.co_firstlineno, co.co_qualname,
-            co.co_filename)).encode('utf-8'))
+            co.co_firstlineno, id(co.co_qualname), id(co.co_filename),
+            co.co_qualname, co.co_filename)).encode('utf-8'))
         f = f.f_back
     for addr, co in seen.items():
         ranges = ['%d:%d:%d' % (s // 2, e // 2, -1 if ln is None else ln)

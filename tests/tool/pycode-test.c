@@ -31,6 +31,7 @@ struct frame {
 	uint64_t	addr;
 	int		lasti, lineno, firstlineno;
 	uint32_t	size;
+	unsigned long long qual_addr, file_addr;
 	char		qualname[256];
 	char		filename[512];
 	char		*lines;		/* "START:END:LINE ..." of its code */
@@ -69,9 +70,10 @@ static int target_read(FILE *f)
 		if (nr_frames == MAX_FRAMES)
 			return -1;
 		fr = &frames[nr_frames];
-		if (sscanf(buf, "frame\t%llu\t%d\t%d\t%u\t%d\t%255[^\t]\t%511[^\n]",
+		if (sscanf(buf, "frame\t%llu\t%d\t%d\t%u\t%d\t%llu\t%llu\t%255[^\t]\t%511[^\n]",
 			   &addr, &fr->lasti, &fr->lineno, &fr->size,
-			   &fr->firstlineno, fr->qualname, fr->filename) != 7)
+			   &fr->firstlineno, &fr->qual_addr, &fr->file_addr,
+			   fr->qualname, fr->filename) != 9)
 			return -1;
 		fr->addr = addr;
 		nr_frames++;
@@ -112,7 +114,10 @@ static void check_frame(struct uwprof_pymem *m, const struct uwprof_py_layout *l
 	char why[128];
 	int err, line;
 
-	err = uwprof_pycode_read(m, l, fr->addr, fr->size & 0xffffff, &c);
+	err = uwprof_pycode_read(m, l, fr->addr,
+				 UWPROF_PY_FINGERPRINT(fr->size, fr->firstlineno,
+						       fr->qual_addr, fr->file_addr),
+				 &c);
 	ok(!err, "%s: read (%d)", fr->qualname, err);
 	if (err)
 		return;
@@ -131,7 +136,10 @@ static void check_frame(struct uwprof_pymem *m, const struct uwprof_py_layout *l
 	   "%s: every code unit's line as co_lines() (%s)", fr->qualname,
 	   fr->lines ? why : "no lines");
 	uwprof_pycode_free(&c);
-	err = uwprof_pycode_read(m, l, fr->addr, (fr->size + 1) & 0xffffff, &c);
+	err = uwprof_pycode_read(m, l, fr->addr,
+				 UWPROF_PY_FINGERPRINT(fr->size + 1, fr->firstlineno,
+						       fr->qual_addr, fr->file_addr),
+				 &c);
 	ok(err == -ESTALE, "%s: another fingerprint is unknown (%d)",
 	   fr->qualname, err);
 }
@@ -258,15 +266,33 @@ static int fake_read(pid_t *child, struct uwprof_pycode *c, uint64_t addr,
 	return err;
 }
 
-static void hostile_case(const char *what, int want)
+/* The fingerprint the walk gives the fake code object as it is now. */
+static uint32_t fake_fp(void)
+{
+	uint64_t size, qual, file;
+	int32_t line;
+
+	memcpy(&size, fk->code + L.co_size, 8);
+	memcpy(&line, fk->code + L.co_firstlineno, 4);
+	memcpy(&qual, fk->code + L.co_qualname, 8);
+	memcpy(&file, fk->code + L.co_filename, 8);
+	return UWPROF_PY_FINGERPRINT(size, (uint32_t)line, qual, file);
+}
+
+static void hostile_case_fp(const char *what, uint32_t fp, int want)
 {
 	struct uwprof_pycode c;
 	pid_t child;
-	int err = fake_read(&child, &c, (uintptr_t)fk->code, 10);
+	int err = fake_read(&child, &c, (uintptr_t)fk->code, fp);
 
 	ok(err == want, "hostile: %s gives %d (got %d)", what, want, err);
 	if (!err)
 		uwprof_pycode_free(&c);
+}
+
+static void hostile_case(const char *what, int want)
+{
+	hostile_case_fp(what, fake_fp(), want);
 }
 
 /* A process that exited after its memory was opened: -ESRCH, not -EFAULT. */
@@ -302,6 +328,7 @@ static void hostile(void)
 	pid_t child;
 	long pg = sysconf(_SC_PAGESIZE);
 	int err, i, j, bad = 0;
+	uint32_t fp;
 
 	uwprof_py_layout_of(0x030b, &L);
 	fk = malloc(sizeof(*fk));
@@ -309,7 +336,7 @@ static void hostile(void)
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	munmap(fk->page_end + pg, pg);
 	fake_good();
-	err = fake_read(&child, &c, (uintptr_t)fk->code, 10);
+	err = fake_read(&child, &c, (uintptr_t)fk->code, fake_fp());
 	ok(!err && !strcmp(c.qualname, "ok") && !strcmp(c.filename, "f\xc3\xa9.py") &&
 	   c.firstlineno == 5 && c.linetable_len == 3 &&
 	   uwprof_pycode_line(c.linetable, 3, 5, 3) == 5 &&
@@ -323,8 +350,15 @@ static void hostile(void)
 	ok(err == -EFAULT, "hostile: an unmapped code object (%d)", err);
 	err = fake_read(&child, &c, ~0ULL << 3, 10);
 	ok(err == -EFAULT, "hostile: a kernel address (%d)", err);
+	fp = fake_fp();
 	put64(fk->code, L.co_size, 11);
-	hostile_case("a size of another fingerprint", -ESTALE);
+	hostile_case_fp("a size of another fingerprint", fp, -ESTALE);
+	fake_good();
+	put32(fk->code, L.co_firstlineno, 6);
+	hostile_case_fp("another first line", fp, -ESTALE);
+	fake_good();
+	put64(fk->code, L.co_qualname, (uintptr_t)fk->file);
+	hostile_case_fp("another name", fp, -ESTALE);
 	put64(fk->code, L.co_size, 10 | (1ULL << 40));
 	hostile_case("a huge size with the right fingerprint", -EINVAL);
 	fake_good();

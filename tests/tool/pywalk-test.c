@@ -218,7 +218,8 @@ static void check_refused(const struct uwprof_python *good)
 		const char *what;
 	} bad[] = {
 		{ offsetof(struct uwprof_python, flags), 4, 1U << 7, "an unknown flag" },
-		{ offsetof(struct uwprof_python, __reserved), 4, 1, "a reserved field" },
+		{ offsetof(struct uwprof_python, __reserved0), 4, 1, "a reserved field" },
+		{ offsetof(struct uwprof_python, co_qualname), 4, 4, "a misaligned name field" },
 		{ offsetof(struct uwprof_python, key_addr), 8, 0, "no key address" },
 		{ offsetof(struct uwprof_python, key_addr), 8, ~0ULL - 2, "a kernel key address" },
 		{ offsetof(struct uwprof_python, code_type), 8, 3, "a misaligned code type" },

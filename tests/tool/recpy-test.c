@@ -47,6 +47,7 @@ struct frame {
 	unsigned long long addr;
 	int		lasti, lineno, firstlineno;
 	unsigned int	size;
+	unsigned long long qual_addr, file_addr;
 	char		qualname[256];
 	char		filename[512];
 };
@@ -65,17 +66,21 @@ static int target_read(FILE *f)
 		if (strncmp(buf, "frame\t", 6) || nr_fr == MAX_FRAMES)
 			continue;
 		x = &fr[nr_fr];
-		if (sscanf(buf, "frame\t%llu\t%d\t%d\t%u\t%d\t%255[^\t]\t%511[^\n]",
+		if (sscanf(buf, "frame\t%llu\t%d\t%d\t%u\t%d\t%llu\t%llu\t%255[^\t]\t%511[^\n]",
 			   &x->addr, &x->lasti, &x->lineno, &x->size,
-			   &x->firstlineno, x->qualname, x->filename) == 7)
+			   &x->firstlineno, &x->qual_addr, &x->file_addr,
+			   x->qualname, x->filename) == 9)
 			nr_fr++;
 	}
 	return -1;
 }
 
-static uint64_t tag_of(int lasti, uint32_t size)
+/* The walk's tag of frame x at instruction 'lasti' (uapi fingerprint). */
+static uint64_t tag_of(const struct frame *x, int lasti)
 {
-	return UWPROF_IP_PYTHON | (uint64_t)(size & 0xffffff) << 32 |
+	return UWPROF_IP_PYTHON |
+	       (uint64_t)UWPROF_PY_FINGERPRINT(x->size, x->firstlineno,
+					       x->qual_addr, x->file_addr) << 32 |
 	       (uint32_t)lasti;
 }
 
@@ -95,7 +100,7 @@ static struct uwprof_rec_sample *sample_of(pid_t pid, uint64_t t)
 	s->nr_user = (uint16_t)n;
 	s->ips[0] = 0x401000;
 	for (i = 0; i < nr_fr; i++) {
-		s->ips[1 + 2 * i] = tag_of(fr[i].lasti, fr[i].size);
+		s->ips[1 + 2 * i] = tag_of(&fr[i], fr[i].lasti);
 		s->ips[2 + 2 * i] = fr[i].addr;
 	}
 	return s;
@@ -165,7 +170,7 @@ static void record(struct recorder *r, struct rec_proc *p, pid_t pid)
 	rec_py_sample(r, p, s);
 	ok(r->py_codes == codes, "the same sample again reads nothing");
 	/* The innermost frame's address, as if its object were replaced. */
-	s->ips[1] = tag_of(0, fr[0].size + 1);
+	s->ips[1] = tag_of(&fr[0], 0) ^ (1ULL << 32);
 	rec_py_sample(r, p, s);
 	ok(r->py_stale == 1 && r->py_codes == codes,
 	   "another fingerprint at a known address: read again, counted as replaced");

@@ -406,9 +406,13 @@ struct uwprof_maps_set {
  * UWPROF_STOP_PYTHON. A Python frame is recorded as the address of its code
  * object (frame + fr_code, with the low UWPROF_PY_CODE_TAG_BITS cleared
  * under UWPROF_PY_CODE_TAGGED), which must be an object whose type (at
- * co_type) is code_type, and its instruction offset in code units:
+ * co_type) is code_type, its instruction offset in code units:
  * (*(frame + fr_instr) - (code + co_code)) / 2, -1 .. the code object's
- * size in code units (at co_size) - 1.
+ * size in code units (at co_size) - 1, and a fingerprint of the object
+ * (UWPROF_PY_FINGERPRINT of its size, first line (the int at
+ * co_firstlineno) and the addresses of its qualified name and file name),
+ * so that a reader naming the code object later tells it from another
+ * one at the same address.
  * ------------------------------------------------------------------------
  */
 #define UWPROF_PY_MAX_OFF	4096	/* any field offset below */
@@ -442,8 +446,18 @@ struct uwprof_python {
 	__u32	co_type;	/* code object: ob_type */
 	__u32	co_size;	/* ob_size, code units */
 	__u32	co_code;	/* first code unit */
-	__u32	__reserved;	/* must be zero */
+	__u32	co_firstlineno;	/* int */
+	__u32	co_qualname;	/* str * */
+	__u32	co_filename;	/* str * */
 };
+
+/* 24 bits of a code object's identity (see above); u64 arguments. */
+#define UWPROF_PY_FP_MIX(size, line, qual, file)			\
+	((size) ^ ((__u64)(__u32)(line) << 24) ^ ((qual) >> 4) ^ ((file) << 20))
+#define UWPROF_PY_FINGERPRINT(size, line, qual, file)			\
+	((__u32)(UWPROF_PY_FP_MIX(size, line, qual, file) ^			\
+		 (UWPROF_PY_FP_MIX(size, line, qual, file) >> 24) ^		\
+		 (UWPROF_PY_FP_MIX(size, line, qual, file) >> 48)) & 0xffffffU)
 
 struct uwprof_process_del {
 	__u32	size;
@@ -639,7 +653,7 @@ enum uwprof_stop {
  * A Python frame among a sample's user frames takes two entries of ips[]:
  * a word with UWPROF_IP_PYTHON in its top byte, the frame's instruction
  * offset in its low 32 bits (signed: -1 before the first instruction) and
- * the low 24 bits of its code object's size in code units above them, then
+ * its code object's fingerprint (UWPROF_PY_FINGERPRINT) above them, then
  * the code object's address. The Python frames an invocation of the eval
  * function runs follow that invocation's native frame (the one ips[] has
  * just before them), innermost first. No user or kernel address has that
@@ -648,7 +662,7 @@ enum uwprof_stop {
 #define UWPROF_IP_PYTHON		0xfe00000000000000ULL
 #define UWPROF_IP_TAG_MASK		0xff00000000000000ULL
 #define UWPROF_IP_PY_LASTI(w)		((__s32)(__u32)(w))
-#define UWPROF_IP_PY_SIZE(w)		((__u32)((w) >> 32) & 0xffffffU)
+#define UWPROF_IP_PY_FP(w)		((__u32)((w) >> 32) & 0xffffffU)
 
 #define UWPROF_HIST_BUCKETS	16	/* bucket i: [2^i, 2^(i+1)) x 64 ns */
 
