@@ -68,7 +68,7 @@ int uwprof_cmd_status(int argc, char **argv)
 	printf("%-22s %s\n", "arch:",
 	       d.ver.arch == UWPROF_ARCH_X86_64 ? "x86_64" :
 	       d.ver.arch == UWPROF_ARCH_ARM64 ? "arm64" : "unknown");
-	printf("%-22s %s%s%s%s%s%s%s%s%s\n", "caps:",
+	printf("%-22s %s%s%s%s%s%s%s%s%s%s%s\n", "caps:",
 	       d.ver.caps & UWPROF_CAP_HW_CYCLES ? "hw-cycles " : "cpu-clock-only ",
 	       d.ver.caps & UWPROF_CAP_KERNEL_STACK ? "kernel-stacks" :
 						      "no-kernel-stacks",
@@ -78,7 +78,9 @@ int uwprof_cmd_status(int argc, char **argv)
 	       d.ver.caps & UWPROF_CAP_COMM ? " comm" : "",
 	       d.ver.caps & UWPROF_CAP_MMAP ? " mmap-records" : "",
 	       d.ver.caps & UWPROF_CAP_DESCENDANTS ? " descendants" : "",
-	       d.ver.caps & UWPROF_CAP_WALK_TIME ? " walk-time-limit" : "");
+	       d.ver.caps & UWPROF_CAP_WALK_TIME ? " walk-time-limit" : "",
+	       d.ver.caps & UWPROF_CAP_RENAME ? " renames" : "",
+	       d.ver.caps & UWPROF_CAP_PYTHON ? " python" : "");
 	printf("%-22s %u\n", "cpus (rings):", d.ver.nr_cpus);
 	printf("%-22s %llu bytes (%.1f MiB)\n", "table memory cap:",
 	       (unsigned long long)d.ver.table_mem_max,
