@@ -256,7 +256,7 @@ int uwprof_pycode_read(struct uwprof_pymem *m, const struct uwprof_py_layout *l,
 		       struct uwprof_pycode *out)
 {
 	uint8_t head[PY_HEAD_MAX];
-	uint64_t size;
+	uint64_t size, rc;
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -267,6 +267,17 @@ int uwprof_pycode_read(struct uwprof_pymem *m, const struct uwprof_py_layout *l,
 	err = pymem_read(m, addr, head, layout_code_head(l));
 	if (err)
 		return err;
+	/*
+	 * Still alive: a freed object keeps its fields until its memory is
+	 * reused, names included, which may already hold other strings.
+	 * pymalloc links a freed block into its pool's free list through its
+	 * first word (the reference count), so that word points into the
+	 * block's own page; the C library's free writes over the type.
+	 */
+	rc = get_u64(head, 0);
+	if (!rc || (rc >> 12) == (addr >> 12) ||
+	    (l->code_type && get_u64(head, 8) != l->code_type))
+		return -ESTALE;
 	size = get_u64(head, l->co_size);
 	if (UWPROF_PY_FINGERPRINT(size, (uint32_t)get_i32(head, l->co_firstlineno),
 				  get_u64(head, l->co_qualname),

@@ -39,6 +39,11 @@ struct uwprof_py_layout {
 	uint32_t	str_compact_size;	/* sizeof(PyCompactUnicodeObject) */
 	uint32_t	bytes_size;	/* ob_size */
 	uint32_t	bytes_data;	/* ob_sval */
+	/*
+	 * The process's PyCode_Type (python_find.c sets it per process; 0:
+	 * not checked): a code object read must still have that type.
+	 */
+	uint64_t	code_type;
 };
 
 /*

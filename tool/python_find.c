@@ -333,6 +333,7 @@ static void pyf_describe(const struct uwprof_py_file *py, uint64_t py_bias,
 	d->version = py->version;
 	d->key_addr = py->runtime + py_bias + w->key;
 	d->code_type = py->code_type + py_bias;
+	out->layout.code_type = d->code_type;
 	d->co_firstlineno = out->layout.co_firstlineno;
 	d->co_qualname = out->layout.co_qualname;
 	d->co_filename = out->layout.co_filename;

@@ -221,6 +221,9 @@ static void put32(uint8_t *p, uint32_t off, uint32_t v)
 	memcpy(p + off, &v, 4);
 }
 
+/* The code type the fake objects have (the process's PyCode_Type). */
+#define FAKE_CODE_TYPE	0x5a5a5a5a5a50ULL
+
 /* A well-formed code object "ok" in "f\u00e9.py" of size 10, line 5. */
 static void fake_good(void)
 {
@@ -228,6 +231,8 @@ static void fake_good(void)
 
 	memset(fk->code, 0, sizeof(fk->code) + sizeof(fk->name) +
 	       sizeof(fk->file) + sizeof(fk->table));
+	put64(fk->code, 0, 1);
+	put64(fk->code, 8, FAKE_CODE_TYPE);
 	put64(fk->code, L.co_size, 10);
 	put32(fk->code, L.co_firstlineno, 5);
 	put32(fk->code, L.co_firsttraceable, 1);
@@ -331,6 +336,7 @@ static void hostile(void)
 	uint32_t fp;
 
 	uwprof_py_layout_of(0x030b, &L);
+	L.code_type = FAKE_CODE_TYPE;
 	fk = malloc(sizeof(*fk));
 	fk->page_end = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -356,6 +362,15 @@ static void hostile(void)
 	fake_good();
 	put32(fk->code, L.co_firstlineno, 6);
 	hostile_case_fp("another first line", fp, -ESTALE);
+	fake_good();
+	put64(fk->code, 8, FAKE_CODE_TYPE + 8);
+	hostile_case("an object of another type", -ESTALE);
+	fake_good();
+	put64(fk->code, 0, 0);
+	hostile_case("a reference count of 0 (freed)", -ESTALE);
+	fake_good();
+	put64(fk->code, 0, (uintptr_t)fk->code + 64);
+	hostile_case("a pool free-list link for a count (freed)", -ESTALE);
 	fake_good();
 	put64(fk->code, L.co_qualname, (uintptr_t)fk->file);
 	hostile_case_fp("another name", fp, -ESTALE);

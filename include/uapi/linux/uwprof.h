@@ -815,9 +815,11 @@ struct uwprof_ring_info {
  * Records from a nested context (an NMI while the same CPU writes its
  * ring) are lost the same way. poll() reports POLLIN while any ring holds
  * unread records, but sleepers are woken only when a ring's unread part
- * crosses a quarter of its size, at once for EXIT records and for the
- * UNKNOWN_MAP records of processes that have mappings (stop NO_MAP), and
- * by STOP. Readers that want samples sooner poll with a timeout.
+ * crosses a quarter of its size, at once for EXIT records, for the
+ * UNKNOWN_MAP records of processes that have mappings (stop NO_MAP) and
+ * for samples whose Python frames name a code object the CPU's samples
+ * have not carried lately (the reader names code objects while they
+ * live), and by STOP. Readers that want samples sooner poll with a timeout.
  * ------------------------------------------------------------------------
  */
 #define UWPROF_RING_VERSION	1
