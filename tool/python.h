@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * CPython in a profiled process: which interpreter a process runs
- * (python_find.c, from the ELF files it maps) and the layout of the
+ * (python_find.c, from the ELF files it maps; python_debug_offsets.c for
+ * what 3.13 on says of its own layout) and the layout of the
  * objects the tool reads to name Python frames (pycode.c). The module's
  * part, the frame walk, is described by struct uwprof_python in the uapi
  * header.

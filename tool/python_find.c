@@ -3,7 +3,9 @@
  * Which CPython a process runs, found in the ELF files it maps, and the
  * module's descriptor of it (struct uwprof_python): the interpreter
  * (python3.X, or libpython3.X.so for embedders) names its runtime state,
- * code type and version in its dynamic symbols; the C library describes
+ * code type and version in its dynamic symbols, and from 3.13 on
+ * describes its own structures at the start of its runtime state
+ * (python_debug_offsets.c); the C library describes
  * its thread structure for debuggers in its _thread_db_* symbols (what
  * libthread_db reads), so the thread-specific data the thread states hang
  * from is found in any glibc without a table of its versions. Everything
@@ -240,8 +242,9 @@ static void pyf_python(const struct uwprof_elf *e, struct uwprof_py_file *f)
 		return;
 	}
 	/*
-	 * A 3.13 release candidate or a free-threaded build has another
-	 * layout; what the interpreter says of itself tells.
+	 * The interpreter's own account of its layout, or why it cannot be
+	 * walked (a free-threaded build, a minor version without a known
+	 * _Py_DebugOffsets).
 	 */
 	if (f->version >= 0x030d &&
 	    uwprof_pydo_read(e, s[0].value, hex, &f->pydo, f->why,
