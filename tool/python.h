@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * CPython in a profiled process: which interpreter a process runs
- * (python_find.c, from the ELF files it maps) and the layout of the
+ * (python_find.c, from the ELF files it maps; python_debug_offsets.c for
+ * what 3.13 on says of its own layout) and the layout of the
  * objects the tool reads to name Python frames (pycode.c). The module's
  * part, the frame walk, is described by struct uwprof_python in the uapi
  * header.
@@ -78,6 +79,51 @@ int uwprof_py_find(struct uwprof_py_cache *c, pid_t pid,
 		   const struct uwprof_pm *pm, uint16_t arch,
 		   struct uwprof_py_proc *out);
 void uwprof_py_cache_free(struct uwprof_py_cache *c);
+
+/*
+ * The offsets CPython 3.13 on publishes for out-of-process readers in
+ * _Py_DebugOffsets (python_debug_offsets.c), each checked against the size
+ * of its structure: the walk's and the naming's fields.
+ */
+enum uwprof_pydo_off {
+	UWPROF_PYDO_TS_FRAME,		/* PyThreadState.current_frame */
+	UWPROF_PYDO_FR_PREVIOUS,	/* _PyInterpreterFrame */
+	UWPROF_PYDO_FR_CODE,		/* f_executable */
+	UWPROF_PYDO_FR_INSTR,
+	UWPROF_PYDO_FR_OWNER,		/* a byte */
+	UWPROF_PYDO_CO_FILENAME,	/* PyCodeObject */
+	UWPROF_PYDO_CO_NAME,
+	UWPROF_PYDO_CO_QUALNAME,
+	UWPROF_PYDO_CO_LINETABLE,
+	UWPROF_PYDO_CO_FIRSTLINENO,
+	UWPROF_PYDO_CO_CODE,		/* co_code_adaptive */
+	UWPROF_PYDO_OB_TYPE,		/* PyObject */
+	UWPROF_PYDO_BYTES_SIZE,		/* PyBytesObject */
+	UWPROF_PYDO_BYTES_DATA,
+	UWPROF_PYDO_STR_STATE,		/* PyASCIIObject */
+	UWPROF_PYDO_STR_LENGTH,
+	UWPROF_PYDO_STR_ASCII_SIZE,	/* sizeof(PyASCIIObject) */
+	UWPROF_PYDO_NR
+};
+
+struct uwprof_pydo {
+	uint64_t	hexversion;	/* PY_VERSION_HEX, as Py_Version */
+	int		free_threaded;
+	uint32_t	off[UWPROF_PYDO_NR];
+};
+
+struct uwprof_elf;
+
+/*
+ * _Py_DebugOffsets at 'runtime' (the vaddr of _PyRuntime) in the
+ * interpreter's file 'e', whose Py_Version is 'hexversion': 0, or -errno
+ * with 'why' saying what is wrong (no cookie, another version, a
+ * free-threaded build, a minor version whose layout is not known, an
+ * offset outside its structure).
+ */
+int uwprof_pydo_read(const struct uwprof_elf *e, uint64_t runtime,
+		     uint64_t hexversion, struct uwprof_pydo *out,
+		     char *why, size_t why_size);
 
 /*
  * The naming layout of CPython 'version' (PY_VERSION_HEX >> 16); -ENOENT

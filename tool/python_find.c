@@ -3,7 +3,9 @@
  * Which CPython a process runs, found in the ELF files it maps, and the
  * module's descriptor of it (struct uwprof_python): the interpreter
  * (python3.X, or libpython3.X.so for embedders) names its runtime state,
- * code type and version in its dynamic symbols; the C library describes
+ * code type and version in its dynamic symbols, and from 3.13 on
+ * describes its own structures at the start of its runtime state
+ * (python_debug_offsets.c); the C library describes
  * its thread structure for debuggers in its _thread_db_* symbols (what
  * libthread_db reads), so the thread-specific data the thread states hang
  * from is found in any glibc without a table of its versions. Everything
@@ -41,6 +43,7 @@ struct uwprof_py_file {
 	uint32_t	version;		/* PY_VERSION_HEX >> 16 */
 	uint64_t	runtime;		/* _PyRuntime */
 	uint64_t	code_type;		/* PyCode_Type */
+	struct uwprof_pydo pydo;		/* 3.13 on: _Py_DebugOffsets */
 	/* PYF_LIBC: struct pthread, as libthread_db is told */
 	uint32_t	pt_specific;
 	uint32_t	pt_tid;
@@ -54,7 +57,22 @@ struct uwprof_py_file {
 /*
  * What the module walks, per minor version and arch: CPython's own
  * structures (Include/internal/pycore_runtime.h, pycore_pystate.h,
- * pycore_frame.h, cpython/code.h) in the default build.
+ * pycore_frame.h, cpython/code.h) in the default build. From 3.13 on the
+ * interpreter publishes its field offsets itself (_Py_DebugOffsets, read
+ * by python_debug_offsets.c, which override fr_*, ts_frame, co_type and
+ * co_code here); what it does not publish is below:
+ * - key: autoTSSkey._key in _PyRuntime (Py_tss_t {int _is_initialized;
+ *   pthread_key_t _key;}, internal/pycore_runtime.h in 3.13,
+ *   pycore_runtime_structs.h in 3.14), the same on both arches: what
+ *   PyGILState_GetThisThreadState loads in Debian's trixie 3.13.5 and sid
+ *   3.14.10, amd64 and arm64;
+ * - entry_value: the owner of the entry frame each eval invocation pushes
+ *   on its C stack: FRAME_OWNED_BY_CSTACK = 3 (3.13,
+ *   internal/pycore_frame.h), FRAME_OWNED_BY_INTERPRETER = 3 (3.14,
+ *   internal/pycore_interpframe_structs.h; CSTACK is 4 there);
+ * - 3.14's f_executable is a _PyStackRef whose low bits are tags
+ *   (internal/pycore_stackref.h): UWPROF_PY_CODE_TAGGED;
+ * - co_size: PyVarObject.ob_size (Include/object.h).
  */
 struct pyf_walk {
 	uint32_t	version;
@@ -74,6 +92,16 @@ static const struct pyf_walk pyf_walks[] = {
 		.cf_previous = 16, .fr_code = 32, .fr_previous = 48,
 		.fr_instr = 56, .fr_entry = 68, .co_type = 8, .co_size = 16,
 		.co_code = 184 } },
+	{ 0x030d, UWPROF_ARCH_X86_64, 2164, {
+		.entry_value = 3, .co_size = 16 } },
+	{ 0x030d, UWPROF_ARCH_ARM64, 2164, {
+		.entry_value = 3, .co_size = 16 } },
+	{ 0x030e, UWPROF_ARCH_X86_64, 2340, {
+		.flags = UWPROF_PY_CODE_TAGGED, .entry_value = 3,
+		.co_size = 16 } },
+	{ 0x030e, UWPROF_ARCH_ARM64, 2340, {
+		.flags = UWPROF_PY_CODE_TAGGED, .entry_value = 3,
+		.co_size = 16 } },
 };
 
 struct pyf_sym {
@@ -213,6 +241,15 @@ static void pyf_python(const struct uwprof_elf *e, struct uwprof_py_file *f)
 			 f->version >> 8, f->version & 0xff);
 		return;
 	}
+	/*
+	 * The interpreter's own account of its layout, or why it cannot be
+	 * walked (a free-threaded build, a minor version without a known
+	 * _Py_DebugOffsets).
+	 */
+	if (f->version >= 0x030d &&
+	    uwprof_pydo_read(e, s[0].value, hex, &f->pydo, f->why,
+			     sizeof(f->why)))
+		return;
 	f->kind = PYF_PYTHON;
 	f->runtime = s[0].value;
 	f->code_type = s[1].value;
@@ -314,6 +351,31 @@ static const struct pyf_walk *pyf_walk_of(uint32_t version, uint16_t arch)
 	return NULL;
 }
 
+/* What _Py_DebugOffsets says, over the tables' descriptor and layout. */
+static void pyf_debug_offsets(const struct uwprof_pydo *o,
+			      struct uwprof_python *d,
+			      struct uwprof_py_layout *l)
+{
+	d->ts_frame = o->off[UWPROF_PYDO_TS_FRAME];
+	d->fr_code = o->off[UWPROF_PYDO_FR_CODE];
+	d->fr_previous = o->off[UWPROF_PYDO_FR_PREVIOUS];
+	d->fr_instr = o->off[UWPROF_PYDO_FR_INSTR];
+	d->fr_entry = o->off[UWPROF_PYDO_FR_OWNER];
+	d->co_type = o->off[UWPROF_PYDO_OB_TYPE];
+	d->co_code = o->off[UWPROF_PYDO_CO_CODE];
+	l->co_filename = o->off[UWPROF_PYDO_CO_FILENAME];
+	l->co_name = o->off[UWPROF_PYDO_CO_NAME];
+	l->co_qualname = o->off[UWPROF_PYDO_CO_QUALNAME];
+	l->co_linetable = o->off[UWPROF_PYDO_CO_LINETABLE];
+	l->co_firstlineno = o->off[UWPROF_PYDO_CO_FIRSTLINENO];
+	l->co_code = o->off[UWPROF_PYDO_CO_CODE];
+	l->str_state = o->off[UWPROF_PYDO_STR_STATE];
+	l->str_length = o->off[UWPROF_PYDO_STR_LENGTH];
+	l->str_ascii_size = o->off[UWPROF_PYDO_STR_ASCII_SIZE];
+	l->bytes_size = o->off[UWPROF_PYDO_BYTES_SIZE];
+	l->bytes_data = o->off[UWPROF_PYDO_BYTES_DATA];
+}
+
 /* The descriptor from the interpreter's and the C library's readings. */
 static void pyf_describe(const struct uwprof_py_file *py, uint64_t py_bias,
 			 const struct uwprof_py_file *libc, uint16_t arch,
@@ -329,6 +391,8 @@ static void pyf_describe(const struct uwprof_py_file *py, uint64_t py_bias,
 		return;
 	}
 	*d = w->d;
+	if (py->version >= 0x030d)
+		pyf_debug_offsets(&py->pydo, d, &out->layout);
 	d->size = sizeof(*d);
 	d->version = py->version;
 	d->key_addr = py->runtime + py_bias + w->key;

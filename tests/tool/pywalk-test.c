@@ -2,31 +2,40 @@
 /*
  * CPython's frames as the module reads them, against the interpreter's own
  * account: a real interpreter (argv[1], Debian's /usr/bin/python3.11 by
- * default) prints the code objects and instruction offsets of its frames
- * and the invocations' C-stack nesting, then sleeps in the innermost one;
+ * default; with --root DIR, DIR's interpreter run chroot'ed into DIR, as
+ * scripts/python-root unpacks trixie's 3.13 and sid's 3.14) prints its
+ * version, the code objects and instruction offsets of its frames and the
+ * invocations' C-stack nesting, then sleeps in the innermost one;
  * the test finds the interpreter in the process's files
  * (tool/python_find.c), stops it with ptrace, and reads its frame chain
  * with the module's own walk (module/unwind_py.c) over the host reader.
  * Checks: the descriptor is found and the module accepts it
  * (uwprof_py_check), every frame's code object and offset equals what
  * Python printed, invocation by invocation, and the marks rise up the
- * stack; then a descriptor with broken offsets gives a stop reason and no
- * frame, and garbage descriptors are refused.
+ * stack (3.11: each invocation's cframe; 3.13 on: its entry frame, which
+ * is no Python frame); then a descriptor with broken offsets gives a stop
+ * reason and no frame, and garbage descriptors are refused. From 3.13 on,
+ * copies of the interpreter with a _Py_DebugOffsets made wrong in one way
+ * each (cookie, version, free-threaded, an unknown minor version, an
+ * offset outside its structure) are refused with a reason.
  */
 #define _GNU_SOURCE
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "tap.h"
+#include "elf_file.h"
 #include "python.h"
 #include "unwind.h"
 
@@ -40,7 +49,7 @@
 static const char py_script[] =
 "import sys, time\n"
 "def out(f):\n"
-"    r = [str(id(sys._getframe().f_code))]\n"
+"    r = [str(sys.hexversion), str(id(sys._getframe().f_code))]\n"
 "    while f is not None:\n"
 "        r.append('%d %d' % (id(f.f_code), f.f_lasti // 2))\n"
 "        f = f.f_back\n"
@@ -70,6 +79,7 @@ static const char py_script[] =
 #endif
 
 struct py_truth {
+	uint64_t hexversion;		/* sys.hexversion */
 	uint64_t sleeper;		/* the innermost frame's code object */
 	uint64_t code[MAX_FRAMES];
 	int64_t lasti[MAX_FRAMES];
@@ -83,6 +93,10 @@ static int truth_parse(const char *line, struct py_truth *t)
 	int used;
 
 	t->n = 0;
+	if (sscanf(p, "%llu%n", &s, &used) != 1)
+		return 0;
+	t->hexversion = s;
+	p += used;
 	if (sscanf(p, "%llu%n", &s, &used) != 1)
 		return 0;
 	t->sleeper = s;
@@ -229,8 +243,8 @@ static void check_refused(const struct uwprof_python *good)
 		{ offsetof(struct uwprof_python, kd_size), 4, 4, "key data of 4 bytes" },
 		{ offsetof(struct uwprof_python, kd_data), 4, 64, "a value past its key data" },
 		{ offsetof(struct uwprof_python, kd_per_block), 4, 24, "blocks not a power of two" },
-		{ offsetof(struct uwprof_python, entry_value), 4, 3, "an entry value with cframes" },
 	};
+	struct uwprof_python d = *good;
 	size_t i;
 
 	ok(uwprof_py_check(good, 1ULL << 47) == 0, "the found descriptor passes the check");
@@ -241,11 +255,149 @@ static void check_refused(const struct uwprof_python *good)
 		ok(uwprof_py_check(&d, 1ULL << 47) == -EINVAL, "refused: %s",
 		   bad[i].what);
 	}
+	/* The marks of one mode in the other's descriptor. */
+	if (good->flags & UWPROF_PY_CFRAME) {
+		d.entry_value = 3;
+		ok(uwprof_py_check(&d, 1ULL << 47) == -EINVAL,
+		   "refused: an entry value with cframes");
+	} else {
+		d.entry_value = 256;
+		ok(uwprof_py_check(&d, 1ULL << 47) == -EINVAL,
+		   "refused: an entry value above a byte");
+		d.entry_value = good->entry_value;
+		d.cf_frame = 8;
+		ok(uwprof_py_check(&d, 1ULL << 47) == -EINVAL,
+		   "refused: a cframe field without cframes");
+	}
+}
+
+/* The interpreter file's bytes and where its .PyRuntime is (file offset). */
+static void *image_read(const char *path, size_t *size, uint64_t *rt_off,
+			uint64_t *rt_vaddr)
+{
+	struct uwprof_elf *e;
+	Elf_Scn *scn = NULL;
+	char err[512];
+	struct stat st;
+	GElf_Shdr sh;
+	size_t shstr;
+	void *img;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st) || !(img = malloc(st.st_size)) ||
+	    read(fd, img, st.st_size) != st.st_size) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	close(fd);
+	*size = st.st_size;
+	*rt_off = 0;
+	if (uwprof_elf_open_mem(img, *size, path, &e, err, sizeof(err)) ||
+	    elf_getshdrstrndx(e->elf, &shstr)) {
+		free(img);
+		return NULL;
+	}
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		n = elf_strptr(e->elf, shstr, sh.sh_name);
+		if (n && !strcmp(n, ".PyRuntime")) {
+			*rt_off = sh.sh_offset;
+			*rt_vaddr = sh.sh_addr;
+		}
+	}
+	uwprof_elf_close(e);
+	if (!*rt_off) {
+		free(img);
+		return NULL;
+	}
+	return img;
+}
+
+/* uwprof_pydo_read() of 'img' with the u64 at 'at' of the offsets set to v. */
+static int pydo_patched(const void *img, size_t size, uint64_t rt_off,
+			uint64_t rt_vaddr, size_t at, uint64_t v,
+			uint64_t hexversion, char *why, size_t why_size)
+{
+	struct uwprof_pydo o;
+	struct uwprof_elf *e;
+	char err[512];
+	uint8_t *copy = malloc(size);
+	int ret;
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, img, size);
+	memcpy(copy + rt_off + at, &v, 8);
+	why[0] = 0;
+	ret = uwprof_elf_open_mem(copy, size, "copy", &e, err, sizeof(err));
+	if (!ret) {
+		ret = uwprof_pydo_read(e, rt_vaddr, hexversion, &o, why,
+				       why_size);
+		uwprof_elf_close(e);
+	}
+	free(copy);
+	return ret;
+}
+
+/*
+ * 3.13 on: the interpreter's _Py_DebugOffsets as found, and made wrong in
+ * one way at a time. thread_state.current_frame is u64 slot 23 in 3.13's
+ * struct, 26 in 3.14's (pycore_runtime.h, pycore_debug_offsets.h), its
+ * group's size slot 19 and 22.
+ */
+static void check_debug_offsets(const char *path, uint64_t hexversion,
+				const struct uwprof_python *found)
+{
+	uint64_t rt_off, rt_vaddr, cookie, size_at;
+	unsigned int minor = hexversion >> 16 & 0xff;
+	size_t n, frame_slot = minor == 13 ? 23 : 26;
+	char why[96], want[96];
+	void *img = image_read(path, &n, &rt_off, &rt_vaddr);
+	int ret;
+
+	ok(img != NULL, "%s read, with its .PyRuntime", path);
+	if (!img)
+		return;
+	memcpy(&cookie, (char *)img + rt_off, 8);
+	memcpy(&size_at, (char *)img + rt_off + 8 * (frame_slot - 4), 8);
+	ret = pydo_patched(img, n, rt_off, rt_vaddr, 8 * frame_slot,
+			   found->ts_frame, hexversion, why, sizeof(why));
+	ok(ret == 0, "_Py_DebugOffsets as found is read (%s)", why);
+	ret = pydo_patched(img, n, rt_off, rt_vaddr, 0, cookie ^ 1,
+			   hexversion, why, sizeof(why));
+	ok(ret == -ENOENT && strstr(why, "no _Py_DebugOffsets"),
+	   "a wrong cookie: %d (%s)", ret, why);
+	ret = pydo_patched(img, n, rt_off, rt_vaddr, 8, hexversion + 1,
+			   hexversion, why, sizeof(why));
+	ok(ret == -EINVAL && strstr(why, "says version"),
+	   "another version than Py_Version: %d (%s)", ret, why);
+	ret = pydo_patched(img, n, rt_off, rt_vaddr, 16, 1, hexversion, why,
+			   sizeof(why));
+	snprintf(want, sizeof(want),
+		 "free-threaded CPython 3.%u: not supported", minor);
+	ok(ret == -ENOTSUP && !strcmp(why, want),
+	   "a free-threaded build: %d (%s)", ret, why);
+	ret = pydo_patched(img, n, rt_off, rt_vaddr, 8, 0x030f00f0,
+			   0x030f00f0, why, sizeof(why));
+	ok(ret == -ENOTSUP && strstr(why, "CPython 3.15: not supported"),
+	   "a minor version without a known layout: %d (%s)", ret, why);
+	ret = pydo_patched(img, n, rt_off, rt_vaddr, 8 * frame_slot,
+			   size_at, hexversion, why, sizeof(why));
+	ok(ret == -EINVAL && strstr(why, "thread_state.current_frame"),
+	   "an offset at its structure's end: %d (%s)", ret, why);
+	free(img);
 }
 
 int main(int argc, char **argv)
 {
-	const char *python = argc > 1 ? argv[1] : "/usr/bin/python3.11";
+	const char *root = argc > 2 && !strcmp(argv[1], "--root") ? argv[2] : NULL;
+	const char *python = argc > (root ? 3 : 1) ? argv[root ? 3 : 1] :
+			     "/usr/bin/python3.11";
+	char path[4096];
 	struct uwprof_host_env env = { .user_limit = 1ULL << 47 };
 	struct uwprof_py_cache cache = { 0 };
 	struct uwprof_py_proc found;
@@ -258,8 +410,9 @@ int main(int argc, char **argv)
 	FILE *f;
 	pid_t pid;
 
-	if (access(python, X_OK)) {
-		printf("Bail out! %s is not there\n", python);
+	snprintf(path, sizeof(path), "%s%s", root ? root : "", python);
+	if (access(path, X_OK)) {
+		printf("Bail out! %s is not there\n", path);
 		return 1;
 	}
 	if (pipe(in) || pipe(out))
@@ -268,6 +421,8 @@ int main(int argc, char **argv)
 	if (!pid) {
 		dup2(in[0], 0);
 		dup2(out[1], 1);
+		if (root && (chroot(root) || chdir("/")))
+			_exit(126);
 		execl(python, python, "-c", py_script, (char *)NULL);
 		_exit(127);
 	}
@@ -275,7 +430,7 @@ int main(int argc, char **argv)
 	close(out[1]);
 	f = fdopen(out[0], "r");
 	if (!f || !fgets(line, sizeof(line), f) || truth_parse(line, &t) < 6) {
-		printf("Bail out! %s printed no frames\n", python);
+		printf("Bail out! %s printed no frames\n", path);
 		kill(pid, SIGKILL);
 		return 1;
 	}
@@ -286,12 +441,27 @@ int main(int argc, char **argv)
 
 	ok(uwprof_pm_read(pid, &pm) == 0, "the interpreter's mappings read");
 	uwprof_py_find(&cache, pid, &pm, ARCH_HOST, &found);
-	ok(found.found, "CPython found in %s (%s)", python,
+	ok(found.found, "CPython found in %s (%s)", path,
 	   found.found ? "ok" : found.why);
-	ok(found.desc.version == 0x030b, "its version: %#x", found.desc.version);
+	ok(found.desc.version == t.hexversion >> 16,
+	   "its version: %#x, Python's %#llx", found.desc.version,
+	   (unsigned long long)t.hexversion);
 	if (!found.found)
 		goto out;
 	check_refused(&found.desc);
+	if (found.desc.version >= 0x030d) {
+		struct uwprof_py_layout tab;
+
+		/*
+		 * python_layout.c's table came from offsetof() probes; the code
+		 * type is the process's own.
+		 */
+		ok(!uwprof_py_layout_of(found.desc.version, &tab) &&
+		   (tab.code_type = found.layout.code_type, 1) &&
+		   !memcmp(&tab, &found.layout, sizeof(tab)),
+		   "the naming layout _Py_DebugOffsets gives is the table's");
+		check_debug_offsets(path, t.hexversion, &found.desc);
+	}
 
 	if (ptrace(PTRACE_SEIZE, pid, 0, 0) || ptrace(PTRACE_INTERRUPT, pid, 0, 0) ||
 	    waitpid(pid, &st, 0) != pid) {
