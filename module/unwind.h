@@ -208,6 +208,10 @@ struct uwprof_py_walk {
 	u32 fr_span;
 	u32 co_off[5];
 	u32 co_span;
+	/* The last code object read, its size and fingerprint; 0: none. */
+	u64 last_code;
+	u64 last_size;
+	u32 last_fp;
 };
 
 /*

@@ -94,13 +94,13 @@ static int py_field(const struct uwprof_py_walk *pw, u64 addr, u32 bytes,
  * out[0..1] (uapi UWPROF_IP_PYTHON), the next frame out and its entry
  * byte. 0 or a stop reason + 1.
  */
-static u32 py_frame(const struct uwprof_py_walk *pw, u64 f, u64 *out,
-		    u64 *prev, u32 *entry)
+static __always_inline u32 py_frame(struct uwprof_py_walk *pw, u64 f,
+				    u64 *out, u64 *prev, u32 *entry)
 {
 	const struct uwprof_python *d = pw->d;
 	u64 fr[4], co[5], code, first;
 	s64 lasti;
-	u32 fp;
+	u32 line;
 
 	if ((f & 7) || f >= pw->limit || pw->fr_span > pw->limit - f ||
 	    UWPROF_ENV_READ_WORDS(pw->env, f, pw->fr_span, pw->fr_off, fr, 4))
@@ -110,19 +110,29 @@ static u32 py_frame(const struct uwprof_py_walk *pw, u64 f, u64 *out,
 	*entry = (u8)(fr[3] >> 8 * (d->fr_entry & 7));
 	if (d->flags & UWPROF_PY_CODE_TAGGED)
 		code &= ~((1ULL << UWPROF_PY_CODE_TAG_BITS) - 1);
-	if ((code & 7) || code >= pw->limit || pw->co_span > pw->limit - code ||
-	    UWPROF_ENV_READ_WORDS(pw->env, code, pw->co_span, pw->co_off, co, 5) ||
-	    co[0] != d->code_type || co[1] > 0xffffffffULL)
-		return UWPROF_STOP_PYTHON + 1;
+	/*
+	 * Recursion runs one code object in frame after frame: within one
+	 * walk it is read once (a second read would be no more current).
+	 */
+	if (!pw->last_code || code != pw->last_code) {
+		if ((code & 7) || code >= pw->limit ||
+		    pw->co_span > pw->limit - code ||
+		    UWPROF_ENV_READ_WORDS(pw->env, code, pw->co_span,
+					  pw->co_off, co, 5) ||
+		    co[0] != d->code_type || co[1] > 0xffffffffULL)
+			return UWPROF_STOP_PYTHON + 1;
+		pw->last_code = code;
+		pw->last_size = co[1];
+		line = (u32)(co[2] >> 8 * (d->co_firstlineno & 7));
+		pw->last_fp = UWPROF_PY_FINGERPRINT(co[1], line, co[3], co[4]);
+	}
 	/* -1: a 3.11 frame before its first instruction. */
 	first = code + d->co_code;
-	if (fr[2] < first - 2 || fr[2] >= first + 2 * co[1] || (fr[2] & 1))
+	if (fr[2] < first - 2 || fr[2] >= first + 2 * pw->last_size ||
+	    (fr[2] & 1))
 		return UWPROF_STOP_PYTHON + 1;
 	lasti = (s64)(fr[2] - first) / 2;
-	fp = UWPROF_PY_FINGERPRINT(co[1],
-				   (u32)(co[2] >> 8 * (d->co_firstlineno & 7)),
-				   co[3], co[4]);
-	out[0] = UWPROF_IP_PYTHON | (u64)fp << 32 | (u32)lasti;
+	out[0] = UWPROF_IP_PYTHON | (u64)pw->last_fp << 32 | (u32)lasti;
 	out[1] = code;
 	return 0;
 }
@@ -200,6 +210,7 @@ u32 uwprof_py_start(struct uwprof_py_walk *pw)
 
 	pw->cur = 0;
 	pw->mark = 0;
+	pw->last_code = 0;
 	pw->fr_off[0] = d->fr_code;
 	pw->fr_off[1] = d->fr_previous;
 	pw->fr_off[2] = d->fr_instr;
