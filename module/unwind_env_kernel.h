@@ -122,8 +122,9 @@ static __always_inline int uwprof_kenv_read(void *ctx, void *dst, u64 addr,
  * (which the core has checked against the user limit): several fields of
  * one object in one user-access window, a load each, where a read per
  * word costs a call and a speculation barrier each (the Python walk reads
- * six words per frame). Until a read has proven user memory reachable,
- * the first read goes the careful way (uwprof_kenv_read()).
+ * four words of each frame and five of each code object). Until a read
+ * has proven user memory reachable, the first read goes the careful way
+ * (uwprof_kenv_read()).
  */
 static __always_inline int uwprof_kenv_read_words(void *ctx, u64 base,
 						  u32 span, const u32 *off,

@@ -392,6 +392,28 @@ static int frame_user(struct uwprof_rep *r, struct uwprof_rep_frame *f,
  * Callers' addresses are return addresses: the call is the byte before,
  * which matters when a call to a noreturn function ends a function.
  */
+/*
+ * The frame keyed 'k' if there is one: its index, or -ENOMEM, with *fresh
+ * NULL. Else *fresh is a new zeroed frame (no mapping) at the end of
+ * r->frames for the caller to fill and then to hash under 'k' at *slot.
+ */
+static long frame_find(struct uwprof_rep *r, const uint64_t *k,
+		       struct rep_slot **slot, struct uwprof_rep_frame **fresh)
+{
+	long idx = hash_get(r->frame_hash, k, slot);
+
+	*fresh = NULL;
+	if (idx >= 0)
+		return idx;
+	if (idx == -2 ||
+	    VEC_RESERVE(r->frames, r->cap_frames, r->nr_frames + 1, 1024))
+		return -ENOMEM;
+	*fresh = &r->frames[r->nr_frames];
+	memset(*fresh, 0, sizeof(**fresh));
+	(*fresh)->map = -1;
+	return 0;
+}
+
 static long frame_get(struct uwprof_rep *r, const struct uwprof_pf_maps *maps,
 		      uint32_t pid, uint64_t ip, int kernel, int caller)
 {
@@ -409,19 +431,12 @@ static long frame_get(struct uwprof_rep *r, const struct uwprof_pf_maps *maps,
 	const char *base;
 	long idx;
 
-	idx = hash_get(r->frame_hash, k, &slot);
-	if (idx >= 0)
+	idx = frame_find(r, k, &slot, &f);
+	if (!f)
 		return idx;
-	if (idx == -2)
-		return -ENOMEM;
-	if (VEC_RESERVE(r->frames, r->cap_frames, r->nr_frames + 1, 1024))
-		return -ENOMEM;
-	f = &r->frames[r->nr_frames];
-	memset(f, 0, sizeof(*f));
 	f->ip = ip;
 	f->vaddr = ip;
 	f->kernel = kernel;
-	f->map = -1;
 	if (kernel)
 		frame_kernel(r, f, adj);
 	else if (frame_user(r, f, maps, pid, adj))
@@ -477,16 +492,9 @@ static long frame_py(struct uwprof_rep *r, const struct uwprof_pf_sample *ps,
 	k[0] = c ? (uint64_t)(uintptr_t)c : (uint64_t)ps->pid << 1 | 1;
 	k[1] = addr;
 	k[2] = c ? tag : UWPROF_IP_PYTHON;
-	idx = hash_get(r->frame_hash, k, &slot);
-	if (idx >= 0)
+	idx = frame_find(r, k, &slot, &f);
+	if (!f)
 		return idx;
-	if (idx == -2)
-		return -ENOMEM;
-	if (VEC_RESERVE(r->frames, r->cap_frames, r->nr_frames + 1, 1024))
-		return -ENOMEM;
-	f = &r->frames[r->nr_frames];
-	memset(f, 0, sizeof(*f));
-	f->map = -1;
 	if (uwprof_rep_py_frame(f, c, addr, lasti)) {
 		free(f->label);
 		free(f->folded);
