@@ -19,8 +19,9 @@
 #   make realprog         programs nobody here wrote (Debian's, Rust, Go,
 #                         node, LLD-linked C++), x86_64 and arm64, vs perf
 #   make bench            overhead figures, written to docs/results.md
-#   make bench-python     what CPython's frames cost the profiled program
-#                         (x86_64 icount guest; build/bench/python-cost.txt)
+#   make bench-python     what CPython's frames cost the profiled program, and
+#                         the recorder per new code object (x86_64 icount
+#                         guest; build/bench/python-cost.txt)
 #   make dkms-install     install the module through DKMS
 #   make stress           in-guest stress and fuzz (x86_64 6.1, arm64 6.1
 #                         shortened, the debug kernel; x86_64 6.1 again

@@ -177,12 +177,10 @@ struct uwprof_pcpu_stats {
  * another session that interrupts this one (an NMI in a cpu-clock
  * handler, back-to-back handlers) has a scratch of its own.
  */
-/* Code objects of Python frames this CPU's samples carried lately. */
-#define UWPROF_PY_SEEN_BITS	8
-
 struct uwprof_scratch {
 	u64 last_unknown_pid;		/* UNKNOWN_MAP rate limit */
 	u64 last_unknown_page;
+	/* Code objects of Python frames this CPU's samples carried lately. */
 	u64 py_seen[1U << UWPROF_PY_SEEN_BITS];
 	unsigned long kstack[UWPROF_KSTACK_MAX + 64];
 	struct uwprof_rule_cache rule_cache;

@@ -22,7 +22,6 @@
 #include <linux/cpuhotplug.h>
 #include <linux/cred.h>
 #include <linux/error-injection.h>
-#include <linux/hash.h>
 #include <linux/kernel.h>
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
@@ -413,6 +412,7 @@ void uwprof_sample_walk(struct uwprof_sampler *sp, struct uwprof_scratch *sc,
 			.env = &kenv,
 			.deadline = deadline,
 			.py = p->py,
+			.py_seen = sc->py_seen,
 		};
 
 		if (sp->flags & UWPROF_START_NO_FP_FALLBACK)
@@ -434,33 +434,6 @@ void uwprof_sample_walk(struct uwprof_sampler *sp, struct uwprof_scratch *sc,
 		res->unknown_pc = res->at.pc;
 	}
 	rcu_read_unlock();
-}
-
-/*
- * Whether a Python frame of ips[0 .. n) names a code object this CPU's
- * samples have not carried lately. The reader reads each code object
- * from the process soon after its first sample: the interpreter frees
- * code (a module's or a class's body, once run) and reuses its memory
- * within milliseconds, while a reader woken only as rings fill comes
- * seconds later. Hot code stays in the filter and wakes no one.
- */
-static bool uwprof_sample_py_new(struct uwprof_scratch *sc, const u64 *ips,
-				 u32 n)
-{
-	bool fresh = false;
-	u32 i, slot;
-
-	for (i = 0; i + 1 < n; i++) {
-		if ((ips[i] & UWPROF_IP_TAG_MASK) != UWPROF_IP_PYTHON)
-			continue;
-		i++;
-		slot = hash_64(ips[i], UWPROF_PY_SEEN_BITS);
-		if (sc->py_seen[slot] != ips[i]) {
-			sc->py_seen[slot] = ips[i];
-			fresh = true;
-		}
-	}
-	return fresh;
 }
 
 /*
@@ -566,9 +539,14 @@ void uwprof_sample_take(struct uwprof_sampler *sp, struct pt_regs *regs,
 	rec->__reserved = 0;
 	rec->period = period;
 
-	if (uwprof_ring_write(r, rec, rec->hdr.size,
-			      (res.flags & UWPROF_SAMPLE_PYTHON) &&
-			      uwprof_sample_py_new(sc, rec->ips + nk, res.nr))) {
+	/*
+	 * The reader reads each code object from the process soon after its
+	 * first sample: the interpreter frees code (a module's or a class's
+	 * body, once run) and reuses its memory within milliseconds, while a
+	 * reader woken only as rings fill comes seconds later. Hot code stays
+	 * in the walk's filter and wakes no one.
+	 */
+	if (uwprof_ring_write(r, rec, rec->hdr.size, res.py_fresh)) {
 		this_cpu_inc(st->lost);
 		this_cpu_inc(st->lost_samples);
 	} else {

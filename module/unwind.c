@@ -232,6 +232,9 @@ struct walk {
 	 * struct uwprof_py_walk), mirrored for walk_cached(); 0: none.
 	 */
 	u64 py_mark;
+	struct uwprof_py_walk *pw;
+	/* walk_cached() met a Python chain it could not read: the reason + 1. */
+	u32 py_stop;
 };
 
 #define WALK_NO_REG	(~0U)
@@ -765,8 +768,11 @@ static u32 step(struct walk *w, const struct uwprof_unwind_req *req,
  * At most 'most' frames are added, so that the caller can look at the
  * clock in between. Returns the new frame count.
  */
+static u32 py_step(struct walk *w, u64 lo, u64 hi, u32 nr,
+		   struct uwprof_unwind_res *res);
+
 static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
-		       u32 nr, u32 most)
+		       struct uwprof_unwind_res *res, u32 nr, u32 most)
 {
 	struct uwprof_rule_cache *c = req->cache;
 	u8 *ents = (u8 *)c->ent;
@@ -777,8 +783,7 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 	u64 *end = ips + (most < req->max_depth - nr ? most : req->max_depth - nr);
 	void *env = w->env;
 	struct uwprof_rule_cache_ent *n, *regs[2] = { NULL, NULL };
-	/* A frame holding the interpreter's mark is the general step's. */
-	const u64 mark = w->py_mark;
+	u64 mark = w->py_mark;
 	bool fp_ok = w->fp_ok;
 	u32 e8, g = 0, h = 0;
 
@@ -814,7 +819,7 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 		if (likely(n->kind == KIND_FAST)) {
 			/* CFA = sp + cfa_off, ra saved, fp unchanged. */
 			cfa = sp + (u64)n->rule.cfa_off;
-			if (cfa > last || unlikely(mark - sp < cfa - sp) ||
+			if (cfa > last ||
 			    UWPROF_ENV_READ(env, &ra, cfa + (s64)n->rule.ra_off, 8))
 				break;
 			ra = strip_ra(w, ra);
@@ -835,7 +840,7 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 			} else {
 				cfa = sp + (u64)n->rule.cfa_off;
 			}
-			if (cfa > last || unlikely(mark - sp < cfa - sp))
+			if (cfa > last)
 				break;
 			if (kind & KIND_PAIR) {
 				if (UWPROF_ENV_READ(env, rec, cfa + (s64)n->rule.fp_off, 16))
@@ -854,6 +859,20 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 				fp = fpv;
 				fp_ok = true;
 			}
+		}
+		/*
+		 * The interpreter's invocation this frame runs: its Python
+		 * frames go between this frame's pc and its caller's.
+		 */
+		if (unlikely(mark - sp < cfa - sp)) {
+			u32 ret = py_step(w, sp, cfa, ips - req->ips, res);
+
+			ips = req->ips + res->nr;
+			if (unlikely(ret)) {
+				w->py_stop = ret;
+				return res->nr;
+			}
+			mark = w->py_mark;
 		}
 		at = ra - 1;
 		/*
@@ -884,19 +903,20 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 }
 
 /*
- * After a step through the native frame [lo, w->sp): the Python frames of
+ * After a step through the native frame [lo, hi): the Python frames of
  * each invocation whose mark it holds (one, but for a forged chain), kept
  * in ips[] with room for the caller's pc; a mark it stepped past without
  * holding it is a chain that does not fit the stack. 0 with the frame
  * count in res->nr, or a stop reason + 1.
  */
-static u32 py_step(struct walk *w, struct uwprof_py_walk *pw, u64 lo, u32 nr,
+static u32 py_step(struct walk *w, u64 lo, u64 hi, u32 nr,
 		   struct uwprof_unwind_res *res)
 {
 	const struct uwprof_unwind_req *req = w->req;
+	struct uwprof_py_walk *pw = w->pw;
 	u32 had = nr, ret = 0;
 
-	while (pw->mark && pw->mark < w->sp) {
+	while (pw->mark && pw->mark < hi) {
 		u64 mark = pw->mark;
 
 		if (mark < lo) {
@@ -949,9 +969,11 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 		.env = req->env,
 		.limit = w.limit,
 		.deadline = req->deadline,
+		.seen = req->py_seen,
 	};
 	u32 nr = 0, ret;
 
+	w.pw = &pw;
 	res->stop = UWPROF_STOP_OK;
 	res->flags = 0;
 	res->fp_frames = 0;
@@ -959,6 +981,7 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 	res->at = (struct uwprof_regs){ 0 };
 	res->at_flags = 0;
 	res->py_left = 0;
+	res->py_fresh = 0;
 
 	if (unlikely(!w.pc || w.pc >= w.limit || !req->max_depth)) {
 		res->stop = UWPROF_STOP_BAD_PC;
@@ -998,9 +1021,13 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 		if (req->cache) {
 			u32 had = nr;
 
-			nr = walk_cached(&w, req, nr, most);
+			nr = walk_cached(&w, req, res, nr, most);
+			if (unlikely(w.py_stop)) {
+				res->stop = w.py_stop - 1;
+				break;
+			}
 			/* Out of its share, maybe not of cached rows: the clock first. */
-			if (nr - had == most) {
+			if (nr - had >= most) {
 				check = nr;
 				continue;
 			}
@@ -1028,7 +1055,7 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 			break;
 		}
 		if (unlikely(w.py_mark) && w.sp > lo) {
-			ret = py_step(&w, &pw, lo, nr, res);
+			ret = py_step(&w, lo, w.sp, nr, res);
 			nr = res->nr;
 			if (ret) {
 				res->stop = ret - 1;
@@ -1041,6 +1068,7 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 	if (w.py_mark && res->stop == UWPROF_STOP_OK)
 		res->stop = UWPROF_STOP_PYTHON;
 	res->py_left = !!w.py_mark;
+	res->py_fresh = pw.fresh;
 out:
 	res->nr = nr;
 	return nr;

@@ -208,10 +208,28 @@ struct uwprof_py_walk {
 	u32 fr_span;
 	u32 co_off[5];
 	u32 co_span;
-	/* The last code object read, its size and fingerprint; 0: none. */
+	/* The first frame and code addresses whose span passes the limit. */
+	u64 fr_end;
+	u64 co_end;
+	u32 to_clock;		/* frames read until the deadline is looked at */
+	/* Per walk, from the descriptor: the code bits of fr_code, entry byte. */
+	u64 code_mask;
+	u32 entry_shift;
+	/*
+	 * The last code object read (PY_NO_CODE: none), where its
+	 * instructions start and end, and the tag word of its frames (uapi
+	 * UWPROF_IP_PYTHON with its fingerprint, no offset).
+	 */
 	u64 last_code;
-	u64 last_size;
-	u32 last_fp;
+	u64 last_first;
+	u64 last_end;
+	u64 last_tag;
+	/* Set when a code object not in seen[] was read (see the request). */
+	bool fresh;
+	u64 *seen;
+	/* The words last read of a frame and of a code object. */
+	u64 fr[4];
+	u64 co[5];
 };
 
 /*
@@ -269,7 +287,15 @@ struct uwprof_unwind_req {
 	 * an environment with the thread's pointer and id.
 	 */
 	const struct uwprof_python *py;
+	/*
+	 * NULL, or a filter of 1 << UWPROF_PY_SEEN_BITS code objects that
+	 * earlier walks named: one the walk names that is not there is put
+	 * there, and sets uwprof_unwind_res.py_fresh.
+	 */
+	u64 *py_seen;
 };
+
+#define UWPROF_PY_SEEN_BITS	8
 
 /* How the walk ended. */
 struct uwprof_unwind_res {
@@ -291,6 +317,8 @@ struct uwprof_unwind_res {
 	 * finish such a walk). 0 or 1.
 	 */
 	u32 py_left;
+	/* A code object not in req->py_seen was named. 0 or 1. */
+	u32 py_fresh;
 };
 
 /*

@@ -126,23 +126,39 @@ static __always_inline int uwprof_kenv_read(void *ctx, void *dst, u64 addr,
  * has proven user memory reachable, the first read goes the careful way
  * (uwprof_kenv_read()).
  */
+#define UWPROF_KENV_WORDS_MAX	6
+
 static __always_inline int uwprof_kenv_read_words(void *ctx, u64 base,
 						  u32 span, const u32 *off,
 						  u64 *dst, u32 n)
 {
 	struct uwprof_kenv *k = ctx;
 	const char __user *p = (const char __user *)(unsigned long)base;
-	u32 i = 0;
 
-	if (unlikely(!k->uaccess_ok)) {
-		if (uwprof_kenv_read(ctx, &dst[0], base + off[0], 8))
-			return -EFAULT;
-		i = 1;
-	}
+	BUILD_BUG_ON(n > UWPROF_KENV_WORDS_MAX);
+	/* Read again below, with the others. */
+	if (unlikely(!k->uaccess_ok) &&
+	    uwprof_kenv_read(ctx, &dst[0], base + off[0], 8))
+		return -EFAULT;
 	if (!user_access_begin(p, span))
 		return -EFAULT;
-	for (; i < n; i++)
-		unsafe_get_user(dst[i], (const u64 __user *)(p + off[i]), fault);
+	/*
+	 * Written out: n is a constant at every call site, and no compiler
+	 * unrolls a loop around an asm goto.
+	 */
+#define UWPROF_KENV_WORD(i)						\
+	do {								\
+		if ((i) < n)						\
+			unsafe_get_user(dst[i],				\
+				(const u64 __user *)(p + off[i]), fault); \
+	} while (0)
+	UWPROF_KENV_WORD(0);
+	UWPROF_KENV_WORD(1);
+	UWPROF_KENV_WORD(2);
+	UWPROF_KENV_WORD(3);
+	UWPROF_KENV_WORD(4);
+	UWPROF_KENV_WORD(5);
+#undef UWPROF_KENV_WORD
 	user_access_end();
 	return 0;
 fault:

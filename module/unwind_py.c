@@ -21,6 +21,10 @@
 #define PY_TP_REACH		65536
 /* How many frames between two looks at the clock: each is 6 reads. */
 #define PY_CHECK_FRAMES		32
+/* Multiplicative hashing of code addresses into the seen filter. */
+#define PY_HASH_MUL		0x61c8864680b583ebULL
+/* No code object is at an odd address: last_code before the first read. */
+#define PY_NO_CODE		1
 
 static u32 py_max(u32 a, u32 b)
 {
@@ -98,50 +102,61 @@ static __always_inline u32 py_frame(struct uwprof_py_walk *pw, u64 f,
 				    u64 *out, u64 *prev, u32 *entry)
 {
 	const struct uwprof_python *d = pw->d;
-	u64 fr[4], co[5], code, first;
-	s64 lasti;
+	u64 *fr = pw->fr, *co = pw->co, code;
 	u32 line;
 
-	if ((f & 7) || f >= pw->limit || pw->fr_span > pw->limit - f ||
+	if ((f & 7) || f >= pw->fr_end ||
 	    UWPROF_ENV_READ_WORDS(pw->env, f, pw->fr_span, pw->fr_off, fr, 4))
 		return UWPROF_STOP_PYTHON + 1;
-	code = fr[0];
+	code = fr[0] & pw->code_mask;
 	*prev = fr[1];
-	*entry = (u8)(fr[3] >> 8 * (d->fr_entry & 7));
-	if (d->flags & UWPROF_PY_CODE_TAGGED)
-		code &= ~((1ULL << UWPROF_PY_CODE_TAG_BITS) - 1);
+	*entry = (u8)(fr[3] >> pw->entry_shift);
 	/*
 	 * Recursion runs one code object in frame after frame: within one
 	 * walk it is read once (a second read would be no more current).
 	 */
-	if (!pw->last_code || code != pw->last_code) {
-		if ((code & 7) || code >= pw->limit ||
-		    pw->co_span > pw->limit - code ||
+	if (code != pw->last_code) {
+		if ((code & 7) || code >= pw->co_end ||
 		    UWPROF_ENV_READ_WORDS(pw->env, code, pw->co_span,
 					  pw->co_off, co, 5) ||
 		    co[0] != d->code_type || co[1] > 0xffffffffULL)
 			return UWPROF_STOP_PYTHON + 1;
 		pw->last_code = code;
-		pw->last_size = co[1];
+		/* -2: a 3.11 frame before its first instruction. */
+		pw->last_first = code + d->co_code - 2;
+		pw->last_end = code + d->co_code + 2 * co[1];
 		line = (u32)(co[2] >> 8 * (d->co_firstlineno & 7));
-		pw->last_fp = UWPROF_PY_FINGERPRINT(co[1], line, co[3], co[4]);
+		pw->last_tag = UWPROF_IP_PYTHON |
+			       (u64)UWPROF_PY_FINGERPRINT(co[1], line, co[3],
+							  co[4]) << 32;
+		if (pw->seen) {
+			u64 *s = &pw->seen[(code * PY_HASH_MUL) >>
+					   (64 - UWPROF_PY_SEEN_BITS)];
+
+			if (*s != code) {
+				*s = code;
+				pw->fresh = true;
+			}
+		}
 	}
-	/* -1: a 3.11 frame before its first instruction. */
-	first = code + d->co_code;
-	if (fr[2] < first - 2 || fr[2] >= first + 2 * pw->last_size ||
-	    (fr[2] & 1))
+	if (fr[2] < pw->last_first || fr[2] >= pw->last_end || (fr[2] & 1))
 		return UWPROF_STOP_PYTHON + 1;
-	lasti = (s64)(fr[2] - first) / 2;
-	out[0] = UWPROF_IP_PYTHON | (u64)pw->last_fp << 32 | (u32)lasti;
+	/* In code units, from -1. */
+	out[0] = pw->last_tag | (u32)((fr[2] - pw->last_first) / 2 - 1);
 	out[1] = code;
 	return 0;
 }
 
-/* Whether a walk with a deadline is past it, looked at every few frames. */
-static bool py_late(const struct uwprof_py_walk *pw, u32 frames)
+/*
+ * Whether a walk with a deadline is past it, looked at every few frames
+ * read: a count down, so a frame costs one decrement.
+ */
+static __always_inline bool py_late(struct uwprof_py_walk *pw)
 {
-	return frames % PY_CHECK_FRAMES == PY_CHECK_FRAMES - 1 &&
-	       pw->deadline && UWPROF_ENV_NOW(pw->env) >= pw->deadline;
+	if (likely(--pw->to_clock))
+		return false;
+	pw->to_clock = PY_CHECK_FRAMES;
+	return pw->deadline && UWPROF_ENV_NOW(pw->env) >= pw->deadline;
 }
 
 /*
@@ -177,7 +192,7 @@ static u32 py_entry_mark(struct uwprof_py_walk *pw, u32 most)
 	for (n = 0; f; n++) {
 		if (n > most)
 			return UWPROF_STOP_DEPTH + 1;
-		if (py_late(pw, n))
+		if (py_late(pw))
 			return UWPROF_STOP_TIME + 1;
 		ret = py_frame(pw, f, pair, &prev, &entry);
 		/* An entry frame's code slot need not hold a code object. */
@@ -210,7 +225,12 @@ u32 uwprof_py_start(struct uwprof_py_walk *pw)
 
 	pw->cur = 0;
 	pw->mark = 0;
-	pw->last_code = 0;
+	pw->to_clock = PY_CHECK_FRAMES;
+	pw->last_code = PY_NO_CODE;
+	pw->last_end = 0;
+	pw->code_mask = d->flags & UWPROF_PY_CODE_TAGGED ?
+			~((1ULL << UWPROF_PY_CODE_TAG_BITS) - 1) : ~0ULL;
+	pw->entry_shift = 8 * (d->fr_entry & 7);
 	pw->fr_off[0] = d->fr_code;
 	pw->fr_off[1] = d->fr_previous;
 	pw->fr_off[2] = d->fr_instr;
@@ -226,6 +246,9 @@ u32 uwprof_py_start(struct uwprof_py_walk *pw)
 				    py_max(d->co_firstlineno & ~7U,
 					   d->co_qualname)),
 			     d->co_filename) + 8;
+	/* The first addresses whose words do not all lie below the limit. */
+	pw->fr_end = pw->limit >= pw->fr_span ? pw->limit - pw->fr_span + 1 : 0;
+	pw->co_end = pw->limit >= pw->co_span ? pw->limit - pw->co_span + 1 : 0;
 	if (py_field(pw, d->key_addr, 4, &key) || key >= PY_KEYS_MAX ||
 	    py_field(pw, pt + d->pt_tid, 4, &tid) ||
 	    tid != UWPROF_ENV_TID(pw->env) ||
@@ -263,7 +286,7 @@ u32 uwprof_py_frames(struct uwprof_py_walk *pw, u64 *ips, u32 *nr, u32 room)
 			ret = UWPROF_STOP_DEPTH + 1;
 			goto out;
 		}
-		if (py_late(pw, (n - *nr) / 2)) {
+		if (py_late(pw)) {
 			ret = UWPROF_STOP_TIME + 1;
 			goto out;
 		}

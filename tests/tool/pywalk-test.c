@@ -197,6 +197,50 @@ static void check_chain(const struct uwprof_py_walk *base,
 	ok(rising, "each invocation's mark is on the stack, above the last");
 }
 
+/*
+ * The filter the module wakes its reader by: a first walk finds every
+ * code object new, a second none, and a filter that lost one entry that
+ * one again.
+ */
+#define SEEN_N	(1U << UWPROF_PY_SEEN_BITS)
+
+static void check_seen(const struct uwprof_py_walk *base)
+{
+	u64 seen[SEEN_N] = { 0 };
+	u64 ips[2 * MAX_FRAMES], marks[MAX_FRAMES];
+	struct uwprof_py_walk pw;
+	int nr_marks, held = 1;
+	u32 nr, i, k, filled;
+
+	pw = *base;
+	pw.seen = seen;
+	ok(!walk_all(&pw, ips, &nr, marks, &nr_marks) && pw.fresh,
+	   "a first walk names code objects new to the filter");
+	for (i = 0; i + 1 < nr; i += 2) {
+		for (k = 0; k < SEEN_N && seen[k] != ips[i + 1]; k++)
+			;
+		held &= k < SEEN_N;
+	}
+	for (k = filled = 0; k < SEEN_N; k++)
+		filled += !!seen[k];
+	ok(held && filled >= 1 && filled <= nr / 2,
+	   "the filter holds each code object of the chain (%u entries, %u frames)",
+	   filled, nr / 2);
+	pw = *base;
+	pw.seen = seen;
+	ok(!walk_all(&pw, ips, &nr, marks, &nr_marks) && !pw.fresh,
+	   "a second walk of the same chain names none new");
+	for (k = 0; k < SEEN_N && seen[k] != ips[1]; k++)
+		;
+	if (k < SEEN_N)
+		seen[k] = 0;
+	pw = *base;
+	pw.seen = seen;
+	ok(!walk_all(&pw, ips, &nr, marks, &nr_marks) && pw.fresh &&
+	   k < SEEN_N && seen[k] == ips[1],
+	   "a code object the filter lost is new again, and put back");
+}
+
 static void check_broken(const struct uwprof_py_walk *base)
 {
 	struct uwprof_python d = *base->d;
@@ -475,6 +519,7 @@ int main(int argc, char **argv)
 		.d = &found.desc, .env = &env, .limit = env.user_limit,
 	};
 	check_chain(&pw, &t, sp);
+	check_seen(&pw);
 	check_broken(&pw);
 out:
 	kill(pid, SIGKILL);
