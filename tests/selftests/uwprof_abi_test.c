@@ -412,16 +412,7 @@ TEST_F(dev, maps_set)
 /* A descriptor of CPython 3.11 on glibc 2.36 (tool/python_find.c's). */
 static void py_desc(struct uwprof_python *d)
 {
-	*d = (struct uwprof_python){
-		.size = sizeof(*d), .flags = UWPROF_PY_CFRAME,
-		.version = 0x030b, .key_addr = 0x10000, .code_type = 0x20000,
-		.pt_specific = 1296, .pt_tid = 720, .kd_size = 16,
-		.kd_data = 8, .kd_per_block = 32, .ts_frame = 56,
-		.cf_frame = 8, .cf_previous = 16, .fr_code = 32,
-		.fr_previous = 48, .fr_instr = 56, .fr_entry = 68,
-		.co_type = 8, .co_size = 16, .co_code = 184,
-		.co_firstlineno = 72, .co_qualname = 128, .co_filename = 112,
-	};
+	uwt_py311(d, 0x10000, 0x20000);
 }
 
 /* MAPS_SET with an interpreter: every field of it checked. */

@@ -813,4 +813,28 @@ static inline uint64_t uwt_ctl_lost(struct uwt_rings *r)
 	return sum;
 }
 
+/*
+ * A descriptor of CPython 3.11 on glibc 2.36, as tool/python_find.c finds
+ * Debian 12's, at made-up addresses of the interpreter's key and code type.
+ */
+static inline void uwt_py311(struct uwprof_python *d, uint64_t key_addr,
+			     uint64_t code_type)
+{
+	*d = (struct uwprof_python){
+		.size = sizeof(*d), .flags = UWPROF_PY_CFRAME,
+		.version = 0x030b, .key_addr = key_addr, .code_type = code_type,
+		.pt_specific = 1296, .pt_tid = 720, .kd_size = 16,
+		.kd_data = 8, .kd_per_block = 32, .ts_frame = 56,
+		.cf_frame = 8, .cf_previous = 16, .fr_code = 32,
+		.fr_previous = 48, .fr_instr = 56, .fr_entry = 68,
+		.co_type = 8, .co_size = 16, .co_code = 184,
+		.co_firstlineno = 72, .co_qualname = 128, .co_filename = 112,
+	};
+#if defined(__aarch64__)
+	d->tp_pthread = -1856;
+	d->pt_specific = 784;
+	d->pt_tid = 208;
+#endif
+}
+
 #endif /* UWPROF_TEST_H */

@@ -322,25 +322,14 @@ static void fuzz_python(struct uwprof_python *d, uint64_t *st)
 		0x10000, 0x400000, 0x555555554000ULL, 0x7ffff7dd0000ULL,
 		0x7ffffffde000ULL, 0x7fffffffe000ULL,
 	};
-	uint64_t i, n;
+	uint64_t i, n, key, code;
 
-	*d = (struct uwprof_python){
-		.size = sizeof(*d), .flags = UWPROF_PY_CFRAME,
-		.version = 0x030b,
-		.key_addr = aims[rnd_below(st, 6)] + 4 * rnd_below(st, 1024),
-		.code_type = aims[rnd_below(st, 6)] + 8 * rnd_below(st, 1024),
-		.pt_specific = 1296, .pt_tid = 720, .kd_size = 16,
-		.kd_data = 8, .kd_per_block = 32, .ts_frame = 56,
-		.cf_frame = 8, .cf_previous = 16, .fr_code = 32,
-		.fr_previous = 48, .fr_instr = 56, .fr_entry = 68,
-		.co_type = 8, .co_size = 16, .co_code = 184,
-		.co_firstlineno = 72, .co_qualname = 128, .co_filename = 112,
-	};
-#if defined(__aarch64__)
-	d->tp_pthread = -1856;
-	d->pt_specific = 784;
-	d->pt_tid = 208;
-#endif
+	/* In this order: a seed replays the same descriptors. */
+	key = aims[rnd_below(st, 6)];
+	key += 4 * rnd_below(st, 1024);
+	code = aims[rnd_below(st, 6)];
+	code += 8 * rnd_below(st, 1024);
+	uwt_py311(d, key, code);
 	if (rnd_below(st, 2)) {
 		d->flags = rnd_below(st, 2) ? UWPROF_PY_CODE_TAGGED : 0;
 		d->cf_frame = d->cf_previous = 0;
