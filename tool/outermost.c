@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Functions whose CFI does not describe their frames: the CFI-less code at
- * an ELF's entry point, Go's outermost ones, and Go's ones that switch sp
- * to another stack (see outermost.h).
+ * an ELF's entry point, glibc's __start_context, Go's outermost ones, and
+ * Go's ones that switch sp to another stack (see outermost.h).
  */
 #include <errno.h>
 #include <gelf.h>
@@ -12,6 +12,7 @@
 
 #include "goframe.h"
 #include "outermost.h"
+#include "startctx.h"
 #include "vec.h"
 
 /*
@@ -308,6 +309,23 @@ static int entry_block_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 	return mark_range(c, entry, next, UWPROF_OUTERMOST_CIE);
 }
 
+/*
+ * glibc's __start_context (startctx.h): the padding a walk looks up for its
+ * return address, and its own FDE.
+ */
+static int start_ctx_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
+{
+	uint64_t pad, start;
+	int ret;
+
+	if (!uwprof_startctx_find(e, c, &pad, &start))
+		return 0;
+	ret = mark_range(c, pad, start, UWPROF_OUTERMOST_CIE);
+	if (!ret)
+		ret = mark_range(c, start, start + 1, UWPROF_OUTERMOST_CIE);
+	return ret;
+}
+
 int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 {
 	struct go_morestack_set ms = { .nr = 0 };
@@ -320,6 +338,8 @@ int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 	int ret;
 
 	ret = entry_block_mark(e, c);
+	if (!ret)
+		ret = start_ctx_mark(e, c);
 	if (ret || !e->is_go)
 		return ret;
 	while ((scn = elf_nextscn(e->elf, scn))) {
