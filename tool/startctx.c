@@ -28,6 +28,7 @@ static const uint8_t *code_bytes(const struct uwprof_elf *e, uint64_t lo,
 		return NULL;
 	return p;
 }
+
 #define START_CTX_MAX		4	/* distinct operands that are FDE starts */
 #define START_CTX_GAP_MAX	64	/* x86_64 padding, at most .p2align 6 */
 #define A64_NOP			0xd503201fU
@@ -50,6 +51,7 @@ struct start_ctx {
 static const uint8_t x86_start_ctx[] = {
 	0x48, 0x89, 0xdc, 0x48, 0x8b, 0x3c, 0x24, 0x48, 0x85, 0xff,
 };
+
 static const uint8_t x86_endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
 
 /* Whether the code at 'a' is __start_context's. */
