@@ -311,18 +311,22 @@ static int entry_block_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 
 /*
  * glibc's __start_context (startctx.h): the padding a walk looks up for its
- * return address, and its own FDE.
+ * return address, and its own FDE; arm64 __swapcontext's FDE.
  */
 static int start_ctx_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 {
+	struct uwprof_swapctx swap;
 	uint64_t pad, start;
-	int ret;
+	int ret = 0;
 
-	if (!uwprof_startctx_find(e, c, &pad, &start))
-		return 0;
-	ret = mark_range(c, pad, start, UWPROF_OUTERMOST_CIE);
-	if (!ret)
-		ret = mark_range(c, start, start + 1, UWPROF_OUTERMOST_CIE);
+	if (uwprof_startctx_find(e, c, &pad, &start)) {
+		ret = mark_range(c, pad, start, UWPROF_OUTERMOST_CIE);
+		if (!ret)
+			ret = mark_range(c, start, start + 1,
+					 UWPROF_OUTERMOST_CIE);
+	}
+	if (!ret && uwprof_startctx_swap_find(e, c, &swap))
+		ret = mark_range(c, swap.lo, swap.lo + 1, UWPROF_SWAPCTX_CIE);
 	return ret;
 }
 
@@ -504,6 +508,60 @@ static int go_morestack_run(const struct uwprof_elf *e, struct uwprof_cfi *c,
 	return ret;
 }
 
+/* The rule of a function that keeps no frame: CFA = sp, ra in lr. */
+static int leaf_rule(const struct uwprof_rule *r)
+{
+	return r->cfa_type == UWPROF_CFA_SP && !r->cfa_off &&
+	       r->fp_type == UWPROF_REG_SAME && r->ra_type == UWPROF_REG_SAME &&
+	       !r->flags;
+}
+
+/*
+ * arm64 __swapcontext (startctx.h), whose CFI is one row, the leaf's: it
+ * holds up to the adr and again once lr is restored; in between the walk
+ * stops there (the return address is only in memory), but for the
+ * instruction that copies it from x1. Other CFI is emitted as it is.
+ */
+static int swapctx_run(const struct uwprof_elf *e, struct uwprof_cfi *c,
+		       const struct uwprof_cfi_fde *f,
+		       uwprof_cfi_row_fn fn, void *ctx)
+{
+	struct uwprof_cfi_fde cfi = *f;
+	struct row_list l = { .v = NULL };
+	struct uwprof_swapctx s;
+	struct uwprof_rule r, lost, x1;
+	size_t i;
+	int ret;
+
+	cfi.cie = f->cfi_cie;
+	ret = uwprof_cfi_run(c, &cfi, row_gather, &l);
+	if (!ret && (l.nr != 1 || l.v[0].addr != f->lo ||
+		     !leaf_rule(&l.v[0].rule) ||
+		     !uwprof_startctx_swap_code(e, f->lo, f->hi, &s))) {
+		for (i = 0; !ret && i < l.nr; i++)
+			ret = fn(ctx, l.v[i].addr, &l.v[i].rule, l.v[i].reason);
+		free(l.v);
+		return ret;
+	}
+	if (!ret) {
+		r = l.v[0].rule;
+		memset(&lost, 0, sizeof(lost));
+		lost.cfa_type = UWPROF_CFA_UNSUPPORTED;
+		x1 = r;
+		x1.ra_type = UWPROF_REG_IN_REG;
+		x1.ra_off = 1;
+		ret = fn(ctx, f->lo, &r, l.v[0].reason);
+		if (!ret)
+			ret = fn(ctx, s.lost, &lost, UWPROF_UNSUP_RA_EXPR);
+		if (!ret)
+			ret = fn(ctx, s.in_x1, &x1, l.v[0].reason);
+		if (!ret)
+			ret = fn(ctx, s.in_x1 + 4, &r, l.v[0].reason);
+	}
+	free(l.v);
+	return ret;
+}
+
 int uwprof_outermost_run(const struct uwprof_elf *e, struct uwprof_cfi *c,
 			 const struct uwprof_cfi_fde *f,
 			 uwprof_cfi_row_fn fn, void *ctx)
@@ -516,6 +574,8 @@ int uwprof_outermost_run(const struct uwprof_elf *e, struct uwprof_cfi *c,
 	memset(&r, 0, sizeof(r));
 	if (f->cie == UWPROF_GOMORESTACK_CIE)
 		return go_morestack_run(e, c, f, fn, ctx);
+	if (f->cie == UWPROF_SWAPCTX_CIE)
+		return swapctx_run(e, c, f, fn, ctx);
 	if (f->cie == UWPROF_GOPREEMPT_CIE) {
 		if (f->insn == f->end || f->cfi_cie >= c->nr_cies) {
 			r.cfa_type = UWPROF_CFA_UNSUPPORTED;

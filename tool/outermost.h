@@ -30,12 +30,15 @@
 #define UWPROF_GOPREEMPT_CIE	(UINT32_MAX - 5)
 /* uwprof_cfi_fde.cie of a Go function with a stack-check block (arm64). */
 #define UWPROF_GOMORESTACK_CIE	(UINT32_MAX - 6)
+/* uwprof_cfi_fde.cie of glibc's arm64 __swapcontext (startctx.h). */
+#define UWPROF_SWAPCTX_CIE	(UINT32_MAX - 7)
 
 /*
  * Marks the FDEs of the outermost and stack-switching functions of 'e'
- * (found by name in its symbol table; Go objects only) and the CFI-less
- * block at its entry point (any object: the dynamic loader's), adding FDEs
- * where the CFI has none. Returns 0 or -ENOMEM.
+ * (found by name in its symbol table; Go objects only), the CFI-less
+ * block at its entry point (any object: the dynamic loader's) and glibc's
+ * __start_context and arm64 __swapcontext (startctx.h), adding FDEs where
+ * the CFI has none. Returns 0 or -ENOMEM.
  */
 int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c);
 

@@ -339,3 +339,108 @@ int uwprof_startctx_find(const struct uwprof_elf *e,
 	*pad = start_ctx_pad(e, c, *start);
 	return *pad != 0;
 }
+
+/*
+ * arm64 __swapcontext: 'stp xzr, x30, [x0, #n]' saves the caller's return
+ * address in the ucontext being saved, then 'adr x30, 2f' makes lr the
+ * address at which that context resumes ('2: [nop]; mov x30, x1; ret',
+ * x1 being the saved x30 once setcontext restored it). From the adr to
+ * label 2, lr is not a return address and the caller's is only in memory
+ * at an address no rule can say (x0 is reused for the system call); its
+ * CFI says lr all along, which made the label look like its caller.
+ */
+#define A64_STP_XZR_X30_X0_MASK	0xffc07fffU	/* stp xzr, x30, [x0, #imm7 * 8] */
+#define A64_STP_XZR_X30_X0	0xa900781fU
+#define A64_ADR_X30_MASK	0x9f00001fU	/* adr x30, label */
+#define A64_ADR_X30		0x1000001eU
+#define A64_MOV_X30_X1		0xaa0103feU
+#define A64_RET			0xd65f03c0U
+
+static int a64_landing(uint32_t w)
+{
+	return w == A64_NOP || w == A64_BTI_C;
+}
+
+int uwprof_startctx_swap_code(const struct uwprof_elf *e, uint64_t lo,
+			      uint64_t hi, struct uwprof_swapctx *s)
+{
+	const uint8_t *p = code_bytes(e, lo, hi);
+	uint64_t at = lo, label;
+	int64_t imm;
+	uint32_t w;
+
+	if (!p || hi - lo < 12)
+		return 0;
+	if (a64_landing(le32(p)))
+		at += 4;
+	if ((le32(p + (at - lo)) & A64_STP_XZR_X30_X0_MASK) != A64_STP_XZR_X30_X0)
+		return 0;
+	at += 4;
+	w = le32(p + (at - lo));
+	if ((w & A64_ADR_X30_MASK) != A64_ADR_X30)
+		return 0;
+	/* immhi:immlo, in bytes, sign-extended */
+	imm = (int64_t)((uint64_t)(((w >> 5) & 0x7ffff) << 2 | ((w >> 29) & 3))
+			<< 43) >> 43;
+	label = at + (uint64_t)imm;
+	if (label <= at || label > hi - 8 || (label & 3))
+		return 0;
+	if (a64_landing(le32(p + (label - lo))))
+		label += 4;
+	if (label > hi - 8 || le32(p + (label - lo)) != A64_MOV_X30_X1 ||
+	    le32(p + (label - lo) + 4) != A64_RET)
+		return 0;
+	s->lo = lo;
+	s->hi = hi;
+	s->lost = at + 4;
+	s->in_x1 = label;
+	return 1;
+}
+
+int uwprof_startctx_swap_find(const struct uwprof_elf *e,
+			      const struct uwprof_cfi *c,
+			      struct uwprof_swapctx *s)
+{
+	const struct uwprof_cfi_fde *f;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	Elf_Data *d;
+	size_t i, n;
+	int found = 0;
+
+	if (e->arch != UWPROF_ARCH_ARM64)
+		return 0;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			const char *name;
+			struct uwprof_swapctx t;
+
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_size)
+				continue;
+			name = elf_strptr(e->elf, sh.sh_link, sym.st_name);
+			if (!name || (strcmp(name, "swapcontext") &&
+				      strcmp(name, "__swapcontext")))
+				continue;
+			f = fde_starting(c, sym.st_value);
+			if (!f || f->hi < sym.st_value + sym.st_size ||
+			    !uwprof_startctx_swap_code(e, sym.st_value, f->hi, &t))
+				continue;
+			/* Aliases name one function; two functions: none. */
+			if (found && (t.lo != s->lo || t.lost != s->lost))
+				return 0;
+			*s = t;
+			found = 1;
+		}
+	}
+	return found;
+}

@@ -33,4 +33,27 @@ int uwprof_startctx_find(const struct uwprof_elf *e,
 			 const struct uwprof_cfi *c, uint64_t *pad,
 			 uint64_t *start);
 
+/*
+ * arm64 glibc's __swapcontext (see startctx.c): its FDE [lo, hi); from
+ * 'lost' to 'in_x1' the return address is in no register and not at a
+ * place a rule can name, from 'in_x1' for one instruction it is in x1.
+ */
+struct uwprof_swapctx {
+	uint64_t	lo, hi;
+	uint64_t	lost;
+	uint64_t	in_x1;
+};
+
+/* 1 with *s filled when the code at [lo, hi) is that function's, else 0. */
+int uwprof_startctx_swap_code(const struct uwprof_elf *e, uint64_t lo,
+			      uint64_t hi, struct uwprof_swapctx *s);
+
+/*
+ * 1 with *s filled when 'e' holds exactly that function (found by name,
+ * its FDE starting where it does, checked by its code), else 0.
+ */
+int uwprof_startctx_swap_find(const struct uwprof_elf *e,
+			      const struct uwprof_cfi *c,
+			      struct uwprof_swapctx *s);
+
 #endif /* UWPROF_TOOL_STARTCTX_H */
