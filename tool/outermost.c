@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Functions whose CFI does not describe their frames: the CFI-less code at
- * an ELF's entry point, glibc's __start_context, Go's outermost ones, and
- * Go's ones that switch sp to another stack (see outermost.h).
+ * an ELF's entry point, glibc's __start_context and arm64 __swapcontext,
+ * Go's outermost ones, and Go's ones that switch sp to another stack (see
+ * outermost.h).
  */
 #include <errno.h>
 #include <gelf.h>

@@ -2,7 +2,11 @@
 /*
  * Frames the CFI does not describe. An object's entry point may have no
  * CFI at all (glibc's dynamic loader): a short CFI-less block there is
- * outermost code, whose row ends a walk as complete.
+ * outermost code, whose row ends a walk as complete. So is glibc's
+ * __start_context, where makecontext's coroutines return, and the padding
+ * before it that a walk looks up for that return address; arm64
+ * __swapcontext moves its return address out of lr for a while
+ * (startctx.h).
  * Go frames the CFI does not describe. Go's toolchain writes .debug_frame
  * for every function, including the ones no caller returns to (a
  * goroutine's runtime.goexit, a thread's runtime.mstart, the main thread's
