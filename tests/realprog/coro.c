@@ -19,11 +19,11 @@
 #define N		24
 
 static ucontext_t main_ctx, coro_ctx[NR_CORO];
-static volatile int done;
+static int done;
 static unsigned long sink[NR_CORO];
 
 static __attribute__((noinline)) unsigned long mat_step(unsigned long *m,
-							 unsigned seed)
+							 unsigned int seed)
 {
 	unsigned long s = 0;
 	int i, j;
@@ -38,7 +38,7 @@ static __attribute__((noinline)) unsigned long mat_step(unsigned long *m,
 }
 
 static __attribute__((noinline)) unsigned long nest(unsigned long *m,
-						     int depth, unsigned seed)
+						     int depth, unsigned int seed)
 {
 	unsigned long s;
 
@@ -53,7 +53,7 @@ static __attribute__((noinline)) unsigned long nest(unsigned long *m,
 static __attribute__((noinline)) void coro_entry(int id)
 {
 	unsigned long m[N * N] = { 0 };
-	unsigned seed = (unsigned)id + 1;
+	unsigned int seed = (unsigned int)id + 1;
 
 	while (!done) {
 		sink[id] += nest(m, 4, seed++);
