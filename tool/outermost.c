@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Functions whose CFI does not describe their frames: the CFI-less code at
- * an ELF's entry point, Go's outermost ones, and Go's ones that switch sp
- * to another stack (see outermost.h).
+ * an ELF's entry point, glibc's __start_context and arm64 __swapcontext,
+ * Go's outermost ones, and Go's ones that switch sp to another stack (see
+ * outermost.h).
  */
 #include <errno.h>
 #include <gelf.h>
@@ -12,6 +13,7 @@
 
 #include "goframe.h"
 #include "outermost.h"
+#include "startctx.h"
 #include "vec.h"
 
 /*
@@ -308,6 +310,27 @@ static int entry_block_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 	return mark_range(c, entry, next, UWPROF_OUTERMOST_CIE);
 }
 
+/*
+ * glibc's __start_context (startctx.h): the padding a walk looks up for its
+ * return address, and its own FDE; arm64 __swapcontext's FDE.
+ */
+static int start_ctx_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
+{
+	struct uwprof_swapctx swap;
+	uint64_t pad, start;
+	int ret = 0;
+
+	if (uwprof_startctx_find(e, c, &pad, &start)) {
+		ret = mark_range(c, pad, start, UWPROF_OUTERMOST_CIE);
+		if (!ret)
+			ret = mark_range(c, start, start + 1,
+					 UWPROF_OUTERMOST_CIE);
+	}
+	if (!ret && uwprof_startctx_swap_find(e, c, &swap))
+		ret = mark_range(c, swap.lo, swap.lo + 1, UWPROF_SWAPCTX_CIE);
+	return ret;
+}
+
 int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 {
 	struct go_morestack_set ms = { .nr = 0 };
@@ -320,6 +343,8 @@ int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c)
 	int ret;
 
 	ret = entry_block_mark(e, c);
+	if (!ret)
+		ret = start_ctx_mark(e, c);
 	if (ret || !e->is_go)
 		return ret;
 	while ((scn = elf_nextscn(e->elf, scn))) {
@@ -484,6 +509,60 @@ static int go_morestack_run(const struct uwprof_elf *e, struct uwprof_cfi *c,
 	return ret;
 }
 
+/* The rule of a function that keeps no frame: CFA = sp, ra in lr. */
+static int leaf_rule(const struct uwprof_rule *r)
+{
+	return r->cfa_type == UWPROF_CFA_SP && !r->cfa_off &&
+	       r->fp_type == UWPROF_REG_SAME && r->ra_type == UWPROF_REG_SAME &&
+	       !r->flags;
+}
+
+/*
+ * arm64 __swapcontext (startctx.h), whose CFI is one row, the leaf's: it
+ * holds up to the adr and again once lr is restored; in between the walk
+ * stops there (the return address is only in memory), but for the
+ * instruction that copies it from x1. Other CFI is emitted as it is.
+ */
+static int swapctx_run(const struct uwprof_elf *e, struct uwprof_cfi *c,
+		       const struct uwprof_cfi_fde *f,
+		       uwprof_cfi_row_fn fn, void *ctx)
+{
+	struct uwprof_cfi_fde cfi = *f;
+	struct row_list l = { .v = NULL };
+	struct uwprof_swapctx s;
+	struct uwprof_rule r, lost, x1;
+	size_t i;
+	int ret;
+
+	cfi.cie = f->cfi_cie;
+	ret = uwprof_cfi_run(c, &cfi, row_gather, &l);
+	if (!ret && (l.nr != 1 || l.v[0].addr != f->lo ||
+		     !leaf_rule(&l.v[0].rule) ||
+		     !uwprof_startctx_swap_code(e, f->lo, f->hi, &s))) {
+		for (i = 0; !ret && i < l.nr; i++)
+			ret = fn(ctx, l.v[i].addr, &l.v[i].rule, l.v[i].reason);
+		free(l.v);
+		return ret;
+	}
+	if (!ret) {
+		r = l.v[0].rule;
+		memset(&lost, 0, sizeof(lost));
+		lost.cfa_type = UWPROF_CFA_UNSUPPORTED;
+		x1 = r;
+		x1.ra_type = UWPROF_REG_IN_REG;
+		x1.ra_off = 1;
+		ret = fn(ctx, f->lo, &r, l.v[0].reason);
+		if (!ret)
+			ret = fn(ctx, s.lost, &lost, UWPROF_UNSUP_RA_EXPR);
+		if (!ret)
+			ret = fn(ctx, s.in_x1, &x1, l.v[0].reason);
+		if (!ret)
+			ret = fn(ctx, s.in_x1 + 4, &r, l.v[0].reason);
+	}
+	free(l.v);
+	return ret;
+}
+
 int uwprof_outermost_run(const struct uwprof_elf *e, struct uwprof_cfi *c,
 			 const struct uwprof_cfi_fde *f,
 			 uwprof_cfi_row_fn fn, void *ctx)
@@ -496,6 +575,8 @@ int uwprof_outermost_run(const struct uwprof_elf *e, struct uwprof_cfi *c,
 	memset(&r, 0, sizeof(r));
 	if (f->cie == UWPROF_GOMORESTACK_CIE)
 		return go_morestack_run(e, c, f, fn, ctx);
+	if (f->cie == UWPROF_SWAPCTX_CIE)
+		return swapctx_run(e, c, f, fn, ctx);
 	if (f->cie == UWPROF_GOPREEMPT_CIE) {
 		if (f->insn == f->end || f->cfi_cie >= c->nr_cies) {
 			r.cfa_type = UWPROF_CFA_UNSUPPORTED;

@@ -2,7 +2,11 @@
 /*
  * Frames the CFI does not describe. An object's entry point may have no
  * CFI at all (glibc's dynamic loader): a short CFI-less block there is
- * outermost code, whose row ends a walk as complete.
+ * outermost code, whose row ends a walk as complete. So is glibc's
+ * __start_context, where makecontext's coroutines return, and the padding
+ * before it that a walk looks up for that return address; arm64
+ * __swapcontext moves its return address out of lr for a while
+ * (startctx.h).
  * Go frames the CFI does not describe. Go's toolchain writes .debug_frame
  * for every function, including the ones no caller returns to (a
  * goroutine's runtime.goexit, a thread's runtime.mstart, the main thread's
@@ -30,12 +34,15 @@
 #define UWPROF_GOPREEMPT_CIE	(UINT32_MAX - 5)
 /* uwprof_cfi_fde.cie of a Go function with a stack-check block (arm64). */
 #define UWPROF_GOMORESTACK_CIE	(UINT32_MAX - 6)
+/* uwprof_cfi_fde.cie of glibc's arm64 __swapcontext (startctx.h). */
+#define UWPROF_SWAPCTX_CIE	(UINT32_MAX - 7)
 
 /*
  * Marks the FDEs of the outermost and stack-switching functions of 'e'
- * (found by name in its symbol table; Go objects only) and the CFI-less
- * block at its entry point (any object: the dynamic loader's), adding FDEs
- * where the CFI has none. Returns 0 or -ENOMEM.
+ * (found by name in its symbol table; Go objects only), the CFI-less
+ * block at its entry point (any object: the dynamic loader's) and glibc's
+ * __start_context and arm64 __swapcontext (startctx.h), adding FDEs where
+ * the CFI has none. Returns 0 or -ENOMEM.
  */
 int uwprof_outermost_mark(const struct uwprof_elf *e, struct uwprof_cfi *c);
 

@@ -394,7 +394,8 @@ static int table_build(struct uwprof_cfi *c, const struct uwprof_elf *ex,
 			 f->cie == UWPROF_GOSWITCH_CIE ||
 			 f->cie == UWPROF_GOSIGNAL_CIE ||
 			 f->cie == UWPROF_GOPREEMPT_CIE ||
-			 f->cie == UWPROF_GOMORESTACK_CIE) {
+			 f->cie == UWPROF_GOMORESTACK_CIE ||
+			 f->cie == UWPROF_SWAPCTX_CIE) {
 			ret = uwprof_outermost_run(ex, c, f, tb_row, b);
 		} else {
 			ret = uwprof_plt_cfi_run(ex, c, f, tb_row, b);
