@@ -10,6 +10,7 @@
 #ifndef UWPROF_TOOL_PYTHON_H
 #define UWPROF_TOOL_PYTHON_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,13 +53,17 @@ struct uwprof_py_layout {
  * and the naming layout. 'why' says, when found is 0 and the process maps
  * something that looked like CPython, why its frames are not walked
  * ("version 3.10 not supported", "free-threaded build", ...); empty when
- * the process runs no CPython.
+ * the process runs no CPython. 'path' (the interpreter's file as the
+ * process maps it) and 'hexversion' (its Py_Version, 0 when it has none)
+ * are set whenever 'found' or 'why' is.
  */
 struct uwprof_py_proc {
 	int		found;
 	struct uwprof_python desc;
 	struct uwprof_py_layout layout;
+	uint32_t	hexversion;
 	char		why[96];
+	char		path[PATH_MAX];
 };
 
 /* The files python_find.c has read, by device and inode. */

@@ -40,6 +40,7 @@ struct uwprof_py_file {
 	int		kind;			/* enum pyf_kind */
 	struct uwprof_elf_info info;
 	/* PYF_PYTHON: object vaddrs */
+	uint32_t	hexversion;		/* Py_Version; 0: none */
 	uint32_t	version;		/* PY_VERSION_HEX >> 16 */
 	uint64_t	runtime;		/* _PyRuntime */
 	uint64_t	code_type;		/* PyCode_Type */
@@ -234,6 +235,7 @@ static void pyf_python(const struct uwprof_elf *e, struct uwprof_py_file *f)
 			 "CPython older than 3.11: not supported");
 		return;
 	}
+	f->hexversion = (uint32_t)hex;
 	f->version = (uint32_t)(hex >> 16);
 	if (!s[1].found) {
 		snprintf(f->why, sizeof(f->why),
@@ -321,6 +323,7 @@ check:
 		      st.st_mtim.tv_nsec;
 	f->kind = PYF_OTHER;
 	f->why[0] = 0;
+	f->hexversion = f->version = 0;
 	if (uwprof_elf_info_fd(fd, &f->info) ||
 	    uwprof_elf_open_fd(fd, name, &elf, err, sizeof(err))) {
 		close(fd);
@@ -423,6 +426,8 @@ int uwprof_py_find(struct uwprof_py_cache *c, pid_t pid,
 	struct uwprof_py_file py = { 0 }, libc = { 0 };
 	int have_py = 0, have_libc = 0;
 	char bad_py[96] = "", bad_libc[96] = "";
+	const char *py_path = NULL, *bad_path = NULL;
+	uint32_t bad_hex = 0;
 	const struct uwprof_py_file *f;
 	uint64_t py_bias = 0;
 	int loading = 0;
@@ -450,16 +455,32 @@ int uwprof_py_find(struct uwprof_py_cache *c, pid_t pid,
 		} else if (f->kind == PYF_PYTHON && !pyf_bias(f, e, &py_bias)) {
 			py = *f;
 			have_py = 1;
+			py_path = e->path;
+		} else if (f->kind == PYF_PYTHON) {
+			snprintf(bad_py, sizeof(bad_py),
+				 "its mapping does not match its file's program headers");
+			bad_path = e->path;
+			bad_hex = f->hexversion;
 		} else if (f->kind == PYF_UNUSABLE) {
 			snprintf(is_libc ? bad_libc : bad_py, sizeof(bad_py),
 				 "%s", f->why);
+			if (!is_libc) {
+				bad_path = e->path;
+				bad_hex = f->hexversion;
+			}
 		}
 	}
 	/* A C library that cannot be used matters only under CPython. */
 	if (!have_py) {
 		snprintf(out->why, sizeof(out->why), "%s", bad_py);
+		if (bad_path) {
+			snprintf(out->path, sizeof(out->path), "%s", bad_path);
+			out->hexversion = bad_hex;
+		}
 		return 0;
 	}
+	snprintf(out->path, sizeof(out->path), "%s", py_path);
+	out->hexversion = py.hexversion;
 	/*
 	 * Just exec'd, the dynamic loader has not mapped the C library yet:
 	 * the next reading tells.
