@@ -57,12 +57,15 @@ struct uwprof_py_layout {
  * process maps it) and 'hexversion' (its Py_Version, 0 when it has none)
  * are set whenever 'found' or 'why' is.
  */
+/* A reason's bytes, with its NUL. */
+#define UWPROF_PY_WHY	160
+
 struct uwprof_py_proc {
 	int		found;
 	struct uwprof_python desc;
 	struct uwprof_py_layout layout;
 	uint32_t	hexversion;
-	char		why[96];
+	char		why[UWPROF_PY_WHY];
 	char		path[PATH_MAX];
 };
 
