@@ -284,6 +284,28 @@ static void py_interp_write(struct recorder *r, uint32_t pid,
 		rec_w_pyinterp(r, &pi);
 }
 
+/*
+ * Whether to say on stderr that p's interpreter is not walked: a
+ * recording says it for each process; the agent (quiet), which runs for
+ * months beside programs that come and go, once per interpreter file and
+ * reason, its /metrics counting the processes.
+ */
+static int py_say(struct recorder *r, const struct uwprof_py_proc *py)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+	const char *s;
+
+	if (!r->o.quiet)
+		return 1;
+	for (s = py->path; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+	h = (h ^ 0xff) * 0x100000001b3ULL;
+	for (s = py->why; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+	/* Added (1), or no memory to remember it (-ENOMEM): said. */
+	return uwprof_u64map_put(&r->py_said, h, 1) != 0;
+}
+
 static int py_same(const struct uwprof_py_proc *a,
 		   const struct uwprof_py_proc *b)
 {
@@ -310,10 +332,11 @@ void rec_py_found(struct recorder *r, struct rec_proc *p, uint64_t time_ns,
 	}
 	*p->py = *now;
 	py_interp_write(r, p->pid, time_ns, now, NULL);
-	if (!now->found && !r->o.quiet)
-		fprintf(stderr, "%s: process %u (%s): no Python frames: %s\n",
+	if (!now->found && py_say(r, now))
+		fprintf(stderr, "%s: process %u (%s): no Python frames: %s%s\n",
 			r->name, p->pid, now->path[0] ? now->path : "?",
-			now->why);
+			now->why, r->o.quiet ?
+			" (said once per interpreter and reason)" : "");
 }
 
 void rec_py_interp_replay(struct recorder *r, const struct rec_proc *p,
@@ -334,4 +357,5 @@ void rec_py_free(struct recorder *r)
 	free(r->pycs);
 	r->pycs = NULL;
 	r->nr_pycs = r->cap_pycs = 0;
+	uwprof_u64map_free(&r->py_said);
 }

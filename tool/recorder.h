@@ -271,6 +271,8 @@ struct recorder {
 	size_t		nr_pycs, cap_pycs;
 	/* ... stored; not read (gone, garbage, limit); reused by another */
 	uint64_t	py_codes, py_failed, py_stale;
+	/* quiet (the agent): interpreters said not walked, by (path, why) */
+	struct uwprof_u64map py_said;
 	int		warned_mem, warned_maps;
 };
 
