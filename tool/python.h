@@ -80,8 +80,11 @@ struct uwprof_py_cache {
  * The interpreter process 'pid' runs, from its executable mappings 'pm'
  * (the files opened as procmaps.h opens them, for a process of 'arch'):
  * out->found with the descriptor and layout, or out->why when something
- * CPython-like cannot be walked. Returns 0; a file that cannot be read
- * counts as no interpreter.
+ * CPython-like cannot be walked: a file named as an interpreter or a C
+ * library that cannot be opened as procmaps.h opens files, is no ELF
+ * object libelf reads, or declares a .dynsym past its end or over the
+ * finder's limit says so there; one gone (its mapping or its process)
+ * counts as none. Returns 0.
  */
 int uwprof_py_find(struct uwprof_py_cache *c, pid_t pid,
 		   const struct uwprof_pm *pm, uint16_t arch,

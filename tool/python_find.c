@@ -12,7 +12,9 @@
  * comes from the files, not from the process: a descriptor can be sent at
  * exec, before the interpreter ran an instruction. Files are opened as
  * the recorder opens every mapped object (procmaps.h) and read once per
- * file (the cache).
+ * file (the cache). They are their owner's to forge: each read is bounded
+ * (PYF_MAX_DYNSYM, PYF_MAX_TRIES) and one that cannot be used gives the
+ * process a reason, not silence.
  */
 #define _GNU_SOURCE
 #include <errno.h>
