@@ -17,7 +17,8 @@
  * runs a copy of the same interpreter whose Py_Version says 3.10, which
  * the tool does not walk: the report's header must name both, the one
  * walked and the one not with its pid, file and reason, and 'uwprof
- * script' must say the same on standard error.
+ * script' must say the same on standard error. Quiet, as the agent runs,
+ * the recorder says such an interpreter once per file and reason.
  *
  *	recpy-test TARGET.py SCRATCH_DIR UWPROF
  */
@@ -301,6 +302,45 @@ static void interps_check(const char *uwprof, const char *path, pid_t pid,
 	   "script says the same on standard error: %s", got);
 }
 
+/*
+ * The agent (quiet) says an interpreter it cannot walk once per file and
+ * reason, each process still getting its record: two processes of the
+ * copy, as two agent entries of one pid would be, give one stderr line.
+ */
+static void quiet_check(struct recorder *r, struct uwprof_py_cache *c,
+			pid_t old, const char *dir)
+{
+	struct rec_proc a = { .ours = 1 }, b = { .ours = 1 };
+	char path[512], line[512];
+	int err = dup(2), fd, n = nr_interps, lines = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/quiet.err", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (err < 0 || fd < 0 || dup2(fd, 2) < 0) {
+		ok(0, "stderr redirected");
+		return;
+	}
+	r->o.quiet = 1;
+	find(r, c, &a, old);
+	find(r, c, &b, old);
+	r->o.quiet = 0;
+	fflush(stderr);
+	dup2(err, 2);
+	close(err);
+	close(fd);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		lines += !!strstr(line, "no Python frames: CPython 3.10");
+	if (f)
+		fclose(f);
+	ok(nr_interps == n + 2 && lines == 1,
+	   "quiet (the agent): a record per process, one stderr line (%d)",
+	   lines);
+	free(a.py);
+	free(b.py);
+}
+
 static pid_t run_old(const char *copy, FILE **out)
 {
 	int pfd[2];
@@ -380,6 +420,7 @@ int main(int argc, char **argv)
 	   q.py ? q.py->why : "none");
 	find(&r, &cache, &q, old);
 	ok(nr_interps == 2, "the copy read again: no second record");
+	quiet_check(&r, &cache, old, argv[2]);
 	if (old > 0) {
 		kill(old, SIGKILL);
 		waitpid(old, &status, 0);
