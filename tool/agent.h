@@ -369,6 +369,8 @@ struct agent_state {
 	uint64_t	processes, objects, objects_dropped;
 	uint64_t	samples, lost, windows;
 	uint64_t	cancelled;	/* requests whose client went away */
+	/* tracked processes running CPython: frames walked, or not */
+	uint64_t	py_walked, py_not;
 };
 
 struct agent_out;

@@ -158,7 +158,17 @@ static void tees_set(struct agent_wins *ws)
 static void state_copy(struct agent_wins *ws)
 {
 	const struct recorder *r = ws->r;
+	size_t i;
 
+	ws->state.py_walked = ws->state.py_not = 0;
+	for (i = 0; i < r->nr_procs; i++) {
+		if (!r->procs[i].py)
+			continue;
+		if (r->procs[i].py->found)
+			ws->state.py_walked++;
+		else
+			ws->state.py_not++;
+	}
 	ws->state.processes = r->nr_procs;
 	ws->state.objects = r->nr_objs;
 	ws->state.objects_dropped = r->objects_dropped;

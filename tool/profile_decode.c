@@ -78,7 +78,7 @@ static const char *const pf_type_name[] = {
 	[UWPROF_PF_JITSYMS] = "jitsyms", [UWPROF_PF_CGROUP] = "cgroup",
 	[UWPROF_PF_STATS] = "stats", [UWPROF_PF_END] = "end",
 	[UWPROF_PF_OFF_CPU] = "off-cpu", [UWPROF_PF_SAMPLES] = "samples",
-	[UWPROF_PF_PYCODE] = "pycode",
+	[UWPROF_PF_PYCODE] = "pycode", [UWPROF_PF_PYINTERP] = "pyinterp",
 };
 
 #define PF_NR_TYPES	(sizeof(pf_type_name) / sizeof(pf_type_name[0]))
@@ -532,6 +532,37 @@ static int pf_cgroup(struct pf_priv *pp, struct pf_cur *c)
 	return 0;
 }
 
+/*
+ * Kinds and flags this reader does not know are kept as they are: a
+ * newer writer's interpreter is still listed, by its number.
+ */
+static int pf_pyinterp(struct pf_priv *pp, struct pf_cur *c)
+{
+	struct uwprof_pf_pyinterp_fixed f;
+	struct uwprof_pf_pyinterp *p;
+
+	if (PF_ROOM_FOR_ONE(pp, pyinterps, nr_pyinterps, cap_pyinterps))
+		return -ENOMEM;
+	p = &pp->pub.pyinterps[pp->pub.nr_pyinterps];
+	if (cur_get(c, &f, sizeof(f)))
+		return c->err;
+	if (f.reserved) {
+		c->why = "reserved field is not zero";
+		return -EINVAL;
+	}
+	p->time_ns = f.time_ns;
+	p->pid = f.pid;
+	p->hexversion = f.hexversion;
+	p->kind = f.kind;
+	p->flags = f.flags;
+	p->path = cur_str(c, &pp->strs);
+	p->reason = cur_str(c, &pp->strs);
+	if (c->err)
+		return c->err;
+	pp->pub.nr_pyinterps++;
+	return 0;
+}
+
 static int pf_ksyms(struct pf_priv *pp, struct pf_cur *c)
 {
 	struct uwprof_pf *pf = &pp->pub;
@@ -696,6 +727,8 @@ int pf_decode_one(struct pf_priv *pp, uint32_t type, struct pf_cur *c)
 		return pf_cgroup(pp, c);
 	case UWPROF_PF_PYCODE:
 		return pf_pycode(pp, c);
+	case UWPROF_PF_PYINTERP:
+		return pf_pyinterp(pp, c);
 	case UWPROF_PF_STATS:
 		if (cur_get(c, &pf->stats, sizeof(pf->stats)))
 			return c->err;

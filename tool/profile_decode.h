@@ -43,7 +43,7 @@ struct pf_priv {
 	struct uwprof_pf pub;
 	struct pf_strs strs;
 	size_t cap_objects, cap_maps, cap_samples, cap_exits, cap_threads;
-	size_t cap_cgroups, cap_pycodes;
+	size_t cap_cgroups, cap_pycodes, cap_pyinterps;
 	struct uwprof_u64map stack_ids;	/* stack id -> index in stacks */
 	struct pf_stack *stacks;
 	size_t nr_stacks, cap_stacks;

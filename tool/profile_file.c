@@ -286,6 +286,7 @@ void uwprof_pf_close(struct uwprof_pf *pf)
 	free(pf->ksyms);
 	free(pf->jitsyms);
 	free(pf->pycodes);
+	free(pf->pyinterps);
 	free(pp->stacks);
 	for (i = 0; i < pp->nr_ips_blocks; i++)
 		free(pp->ips_blocks[i]);

@@ -76,6 +76,16 @@
  *		at or after its time, else the last before. Added without a
  *		version bump: older readers skip the record (their reports
  *		leave Python frames unnamed).
+ *  PYINTERP	struct uwprof_pf_pyinterp_fixed, then strings path and
+ *		reason: an interpreter the recorder found in process 'pid'
+ *		when it read its mappings at 'time_ns' (at attach, exec or
+ *		dlopen), whether its frames are walked and, if not, why
+ *		(the version is not supported, the build is free-threaded,
+ *		its C library does not describe its threads, ...). Written
+ *		once per process and interpreter, again only when what was
+ *		found changes (an exec into another interpreter). 'path' is
+ *		the interpreter's file as the process maps it. Added
+ *		without a version bump: older readers skip the record.
  *  STATS	struct uwprof_pf_stats: totals at the end of recording.
  *  END		no payload; always the last record, written by the commit,
  *		so a file cut at a record boundary is still seen as truncated.
@@ -173,6 +183,7 @@ enum uwprof_pf_type {
 	UWPROF_PF_SAMPLES	= 13,
 	UWPROF_PF_CGROUP	= 14,
 	UWPROF_PF_PYCODE	= 15,
+	UWPROF_PF_PYINTERP	= 16,
 };
 
 struct uwprof_pf_rec {
@@ -316,6 +327,20 @@ struct uwprof_pf_cgroup_fixed {
 	uint32_t	reserved;	/* zero */
 };
 
+/* uwprof_pf_pyinterp_fixed.kind */
+#define UWPROF_PF_INTERP_CPYTHON	1
+/* uwprof_pf_pyinterp_fixed.flags */
+#define UWPROF_PF_INTERP_WALKED	(1U << 0)	/* its frames are walked */
+
+struct uwprof_pf_pyinterp_fixed {
+	uint64_t	time_ns;
+	uint32_t	pid;
+	uint32_t	hexversion;	/* PY_VERSION_HEX (Py_Version); 0: not known */
+	uint16_t	kind;		/* UWPROF_PF_INTERP_* */
+	uint16_t	flags;		/* UWPROF_PF_INTERP_WALKED */
+	uint32_t	reserved;	/* zero */
+};
+
 /* uwprof_pf_jit_fixed.source: where the symbols were read. */
 #define UWPROF_PF_JIT_PERF_MAP	1	/* /tmp/perf-PID.map */
 #define UWPROF_PF_JIT_DUMP	2	/* jit-PID.dump */
@@ -432,6 +457,17 @@ struct uwprof_pf_cgroup {
 	const char	*path;
 };
 
+/* A PYINTERP record: read from the file, or handed to the writer. */
+struct uwprof_pf_pyinterp {
+	uint64_t	time_ns;
+	uint32_t	pid;
+	uint32_t	hexversion;
+	uint16_t	kind;
+	uint16_t	flags;
+	const char	*path;		/* NUL-terminated */
+	const char	*reason;	/* empty when walked */
+};
+
 struct uwprof_pf_ksym {
 	uint64_t	addr;
 	uint64_t	size;
@@ -485,6 +521,8 @@ struct uwprof_pf {
 	size_t		nr_jitsyms;
 	struct uwprof_pf_pycode *pycodes;	/* file order */
 	size_t		nr_pycodes;
+	struct uwprof_pf_pyinterp *pyinterps;	/* file order */
+	size_t		nr_pyinterps;
 	uint64_t	lost;		/* sum of the LOST records */
 	size_t		nr_lost_recs;
 	struct uwprof_pf_stats stats;
@@ -651,6 +689,9 @@ int uwprof_pfw_jitsyms(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
 		       uint64_t nr);
 /* One PYCODE record (-EINVAL for a table beyond the format's bound). */
 int uwprof_pfw_pycode(struct uwprof_pfw *w, const struct uwprof_pf_pycode *c);
+/* One PYINTERP record (-EINVAL for an unknown kind or flag). */
+int uwprof_pfw_pyinterp(struct uwprof_pfw *w,
+			const struct uwprof_pf_pyinterp *p);
 int uwprof_pfw_stats(struct uwprof_pfw *w, const struct uwprof_pf_stats *st);
 
 /*

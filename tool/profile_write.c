@@ -514,6 +514,30 @@ int uwprof_pfw_cgroup(struct uwprof_pfw *w, uint64_t time_ns, uint32_t pid,
 	return pfw_end(w, start);
 }
 
+int uwprof_pfw_pyinterp(struct uwprof_pfw *w,
+			const struct uwprof_pf_pyinterp *p)
+{
+	struct uwprof_pf_pyinterp_fixed f = {
+		.time_ns = p->time_ns, .pid = p->pid,
+		.hexversion = p->hexversion, .kind = p->kind,
+		.flags = p->flags,
+	};
+	const char *reason = p->reason ? p->reason : "";
+	long start;
+
+	if (p->kind != UWPROF_PF_INTERP_CPYTHON ||
+	    (p->flags & ~UWPROF_PF_INTERP_WALKED) || !p->path)
+		return -EINVAL;
+	start = pfw_begin(w, UWPROF_PF_PYINTERP, sizeof(f) +
+			  pf_str_size(p->path) + pf_str_size(reason));
+	if (start < 0)
+		return w->error;
+	pfw_put(w, &f, sizeof(f));
+	pfw_put_str(w, p->path);
+	pfw_put_str(w, reason);
+	return pfw_end(w, start);
+}
+
 int uwprof_pfw_ksyms(struct uwprof_pfw *w, const struct uwprof_pf_ksym *syms,
 		     uint64_t nr)
 {

@@ -10,6 +10,7 @@
 #ifndef UWPROF_TOOL_PYTHON_H
 #define UWPROF_TOOL_PYTHON_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,13 +53,20 @@ struct uwprof_py_layout {
  * and the naming layout. 'why' says, when found is 0 and the process maps
  * something that looked like CPython, why its frames are not walked
  * ("version 3.10 not supported", "free-threaded build", ...); empty when
- * the process runs no CPython.
+ * the process runs no CPython. 'path' (the interpreter's file as the
+ * process maps it) and 'hexversion' (its Py_Version, 0 when it has none)
+ * are set whenever 'found' or 'why' is.
  */
+/* A reason's bytes, with its NUL. */
+#define UWPROF_PY_WHY	160
+
 struct uwprof_py_proc {
 	int		found;
 	struct uwprof_python desc;
 	struct uwprof_py_layout layout;
-	char		why[96];
+	uint32_t	hexversion;
+	char		why[UWPROF_PY_WHY];
+	char		path[PATH_MAX];
 };
 
 /* The files python_find.c has read, by device and inode. */
@@ -72,8 +80,11 @@ struct uwprof_py_cache {
  * The interpreter process 'pid' runs, from its executable mappings 'pm'
  * (the files opened as procmaps.h opens them, for a process of 'arch'):
  * out->found with the descriptor and layout, or out->why when something
- * CPython-like cannot be walked. Returns 0; a file that cannot be read
- * counts as no interpreter.
+ * CPython-like cannot be walked: a file named as an interpreter or a C
+ * library that cannot be opened as procmaps.h opens files, is no ELF
+ * object libelf reads, or declares a .dynsym past its end or over the
+ * finder's limit says so there; one gone (its mapping or its process)
+ * counts as none. Returns 0.
  */
 int uwprof_py_find(struct uwprof_py_cache *c, pid_t pid,
 		   const struct uwprof_pm *pm, uint16_t arch,

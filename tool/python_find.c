@@ -12,7 +12,9 @@
  * comes from the files, not from the process: a descriptor can be sent at
  * exec, before the interpreter ran an instruction. Files are opened as
  * the recorder opens every mapped object (procmaps.h) and read once per
- * file (the cache).
+ * file (the cache). They are their owner's to forge: each read is bounded
+ * (PYF_MAX_DYNSYM, PYF_MAX_TRIES) and one that cannot be used gives the
+ * process a reason, not silence.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -40,6 +42,7 @@ struct uwprof_py_file {
 	int		kind;			/* enum pyf_kind */
 	struct uwprof_elf_info info;
 	/* PYF_PYTHON: object vaddrs */
+	uint32_t	hexversion;		/* Py_Version; 0: none */
 	uint32_t	version;		/* PY_VERSION_HEX >> 16 */
 	uint64_t	runtime;		/* _PyRuntime */
 	uint64_t	code_type;		/* PyCode_Type */
@@ -51,7 +54,7 @@ struct uwprof_py_file {
 	uint32_t	kd_data;
 	uint32_t	kd_per_block;
 	uint32_t	thread_area;		/* arm64: thread pointer - struct pthread */
-	char		why[96];
+	char		why[UWPROF_PY_WHY];
 };
 
 /*
@@ -110,38 +113,75 @@ struct pyf_sym {
 	int		found;
 };
 
-/* The dynamic symbols named in s[] (a stripped file keeps those). */
-static void pyf_syms(const struct uwprof_elf *e, struct pyf_sym *s, size_t n)
+/*
+ * What one object's dynamic symbols may make the reader allocate: its
+ * .dynsym and the strings it names, each read whole. libpython's are a
+ * few hundred KiB, glibc's less; a file that declares more (its owner can
+ * make it, sparse, as large as it likes) is refused before libelf reads
+ * it.
+ */
+#define PYF_MAX_DYNSYM	(64U << 20)
+/* Files named as an interpreter or a C library read per process, at most. */
+#define PYF_MAX_TRIES	8
+
+/* Whether the section's bytes lie in the file and within PYF_MAX_DYNSYM. */
+static int pyf_sec_ok(const struct uwprof_elf *e, const GElf_Shdr *sh)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
+	return sh->sh_size <= PYF_MAX_DYNSYM &&
+	       sh->sh_offset <= e->image_size &&
+	       sh->sh_size <= e->image_size - sh->sh_offset;
+}
+
+/*
+ * The dynamic symbols named in s[] (a stripped file keeps those), from
+ * the object's one .dynsym (a linker makes one; a second is not read).
+ * Returns 0, or -EINVAL with 'why' saying what is wrong with it.
+ */
+static int pyf_syms(const struct uwprof_elf *e, struct pyf_sym *s, size_t n,
+		    char *why, size_t why_size)
+{
+	Elf_Scn *scn = NULL, *str;
+	GElf_Shdr sh, ssh;
 	GElf_Sym sym;
 	Elf_Data *d;
 	size_t i, k, nsym;
 
 	while ((scn = elf_nextscn(e->elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
-		    !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		nsym = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < nsym; i++) {
-			const char *name;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM)
+			break;
+	}
+	if (!scn)
+		return 0;
+	str = elf_getscn(e->elf, sh.sh_link);
+	if (sh.sh_entsize != sizeof(Elf64_Sym) || !pyf_sec_ok(e, &sh) ||
+	    !str || !gelf_getshdr(str, &ssh) || ssh.sh_type != SHT_STRTAB ||
+	    !pyf_sec_ok(e, &ssh)) {
+		snprintf(why, why_size,
+			 "its .dynsym (%llu bytes) or its strings: past the end or over %u MiB",
+			 (unsigned long long)sh.sh_size, PYF_MAX_DYNSYM >> 20);
+		return -EINVAL;
+	}
+	d = elf_getdata(scn, NULL);
+	if (!d || !elf_getdata(str, NULL)) {
+		snprintf(why, why_size, "its .dynsym cannot be read: %s",
+			 elf_errmsg(-1));
+		return -EINVAL;
+	}
+	nsym = d->d_size / sizeof(Elf64_Sym);
+	for (i = 0; i < nsym; i++) {
+		const char *name;
 
-			if (!gelf_getsym(d, (int)i, &sym) ||
-			    sym.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(e->elf, sh.sh_link, sym.st_name);
-			for (k = 0; name && k < n; k++) {
-				if (!s[k].found && !strcmp(name, s[k].name)) {
-					s[k].value = sym.st_value;
-					s[k].found = 1;
-				}
+		if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		name = elf_strptr(e->elf, sh.sh_link, sym.st_name);
+		for (k = 0; name && k < n; k++) {
+			if (!s[k].found && !strcmp(name, s[k].name)) {
+				s[k].value = sym.st_value;
+				s[k].found = 1;
 			}
 		}
 	}
+	return 0;
 }
 
 /* A little-endian unsigned of 'size' bytes at vaddr 'addr' of the file. */
@@ -192,8 +232,13 @@ static void pyf_libc(const struct uwprof_elf *e, struct uwprof_py_file *f)
 	};
 	uint32_t bits, count, data_off, tid_bits;
 	uint64_t kd, l2, area;
+	char why[80];
 
-	pyf_syms(e, s, sizeof(s) / sizeof(s[0]));
+	if (pyf_syms(e, s, sizeof(s) / sizeof(s[0]), why, sizeof(why))) {
+		f->kind = PYF_UNUSABLE;
+		snprintf(f->why, sizeof(f->why), "its C library: %s", why);
+		return;
+	}
 	/* specific[] is described as one field of all its pointers. */
 	if (pyf_field(e, &s[0], &bits, &count, &f->pt_specific) ||
 	    !bits || bits % 64 ||
@@ -224,16 +269,26 @@ static void pyf_python(const struct uwprof_elf *e, struct uwprof_py_file *f)
 	};
 	uint64_t hex;
 
-	pyf_syms(e, s, sizeof(s) / sizeof(s[0]));
+	if (pyf_syms(e, s, sizeof(s) / sizeof(s[0]), f->why, sizeof(f->why))) {
+		f->kind = PYF_UNUSABLE;
+		return;
+	}
 	if (!s[0].found || !s[3].found)
 		return;		/* a program named python, not CPython */
 	f->kind = PYF_UNUSABLE;
 	/* Py_Version is there from 3.11 on. */
-	if (!s[2].found || pyf_value(e, s[2].value, 4, &hex)) {
+	if (!s[2].found) {
 		snprintf(f->why, sizeof(f->why),
 			 "CPython older than 3.11: not supported");
 		return;
 	}
+	if (pyf_value(e, s[2].value, 4, &hex)) {
+		snprintf(f->why, sizeof(f->why),
+			 "its Py_Version (at 0x%llx) is not in the file",
+			 (unsigned long long)s[2].value);
+		return;
+	}
+	f->hexversion = (uint32_t)hex;
 	f->version = (uint32_t)(hex >> 16);
 	if (!s[1].found) {
 		snprintf(f->why, sizeof(f->why),
@@ -277,7 +332,35 @@ static const char *const pyf_ldso_names[] = {
 	"ld-linux*.so*",
 };
 
-/* The cached reading of the file behind 'e', read now if it is not. */
+/* Why file_open.h refused a file, without its path (the record has it). */
+static const char *pyf_open_why(int err)
+{
+	switch (err) {
+	case -ELOOP:
+		return "a symlink, refused";
+	case -ENOEXEC:
+		return "not a regular file (a FIFO, a device...), refused";
+	case -ESTALE:
+		return "not the file mapped (replaced), refused";
+	default:
+		return strerror(-err);
+	}
+}
+
+/* An error line of elf_file.c without the path it starts with. */
+static const char *pyf_err_tail(const char *err, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(err, name, n) && !strncmp(err + n, ": ", 2) ?
+	       err + n + 2 : err;
+}
+
+/*
+ * The cached reading of the file behind 'e', read now if it is not; NULL
+ * when it is gone. One that cannot be opened, or is not an ELF object
+ * libelf reads within elf_file.h's limits, is PYF_UNUSABLE with a reason.
+ */
 static struct uwprof_py_file *pyf_file(struct uwprof_py_cache *c, pid_t pid,
 				       const struct uwprof_pm_entry *e,
 				       int want_libc)
@@ -287,7 +370,7 @@ static struct uwprof_py_file *pyf_file(struct uwprof_py_cache *c, pid_t pid,
 	struct uwprof_elf *elf;
 	struct stat st;
 	size_t i;
-	int fd;
+	int fd, ret;
 
 	for (i = 0; i < c->n; i++) {
 		f = &c->v[i];
@@ -309,8 +392,16 @@ static struct uwprof_py_file *pyf_file(struct uwprof_py_cache *c, pid_t pid,
 check:
 	fd = uwprof_pm_object_open(pid, e, name, sizeof(name), &st, err,
 				   sizeof(err));
-	if (fd < 0)
+	/* Gone (the process, or its mapping) says nothing; the rest does. */
+	if ((fd == -ENOENT && !e->deleted) || fd == -ESRCH)
 		return NULL;
+	if (fd < 0) {
+		f->kind = PYF_UNUSABLE;
+		f->mtime_ns = -1;
+		snprintf(f->why, sizeof(f->why), "%sits file cannot be read: %s",
+			 want_libc ? "its C library: " : "", pyf_open_why(fd));
+		return f;
+	}
 	/* A file replaced in place (same inode) is read again. */
 	if (f->mtime_ns == (int64_t)st.st_mtim.tv_sec * 1000000000 +
 			   st.st_mtim.tv_nsec) {
@@ -321,8 +412,18 @@ check:
 		      st.st_mtim.tv_nsec;
 	f->kind = PYF_OTHER;
 	f->why[0] = 0;
-	if (uwprof_elf_info_fd(fd, &f->info) ||
-	    uwprof_elf_open_fd(fd, name, &elf, err, sizeof(err))) {
+	f->hexversion = f->version = 0;
+	ret = uwprof_elf_info_fd(fd, &f->info);
+	if (!ret)
+		ret = uwprof_elf_open_fd(fd, name, &elf, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "%s: no ELF program headers", name);
+	if (ret) {
+		/* A file named as these are, that is not an ELF object read. */
+		f->kind = PYF_UNUSABLE;
+		snprintf(f->why, sizeof(f->why), "%s%.140s",
+			 want_libc ? "its C library: " : "",
+			 pyf_err_tail(err, name));
 		close(fd);
 		return f;
 	}
@@ -422,10 +523,12 @@ int uwprof_py_find(struct uwprof_py_cache *c, pid_t pid,
 	/* Copies: a later file may move the cache. */
 	struct uwprof_py_file py = { 0 }, libc = { 0 };
 	int have_py = 0, have_libc = 0;
-	char bad_py[96] = "", bad_libc[96] = "";
+	char bad_py[UWPROF_PY_WHY] = "", bad_libc[UWPROF_PY_WHY] = "";
+	const char *py_path = NULL, *bad_path = NULL;
+	uint32_t bad_hex = 0;
 	const struct uwprof_py_file *f;
 	uint64_t py_bias = 0;
-	int loading = 0;
+	int loading = 0, tries = 0;
 	size_t i;
 
 	memset(out, 0, sizeof(*out));
@@ -441,6 +544,13 @@ int uwprof_py_find(struct uwprof_py_cache *c, pid_t pid,
 			continue;
 		if ((is_libc && have_libc) || (!is_libc && have_py))
 			continue;
+		/*
+		 * A process maps one or two such files (the interpreter,
+		 * libpython, the C library); one that maps many makes the
+		 * reader open no more than a few.
+		 */
+		if (++tries > PYF_MAX_TRIES)
+			break;
 		f = pyf_file(c, pid, e, is_libc);
 		if (!f)
 			continue;
@@ -450,16 +560,32 @@ int uwprof_py_find(struct uwprof_py_cache *c, pid_t pid,
 		} else if (f->kind == PYF_PYTHON && !pyf_bias(f, e, &py_bias)) {
 			py = *f;
 			have_py = 1;
+			py_path = e->path;
+		} else if (f->kind == PYF_PYTHON) {
+			snprintf(bad_py, sizeof(bad_py),
+				 "its mapping does not match its file's program headers");
+			bad_path = e->path;
+			bad_hex = f->hexversion;
 		} else if (f->kind == PYF_UNUSABLE) {
 			snprintf(is_libc ? bad_libc : bad_py, sizeof(bad_py),
 				 "%s", f->why);
+			if (!is_libc) {
+				bad_path = e->path;
+				bad_hex = f->hexversion;
+			}
 		}
 	}
 	/* A C library that cannot be used matters only under CPython. */
 	if (!have_py) {
 		snprintf(out->why, sizeof(out->why), "%s", bad_py);
+		if (bad_path) {
+			snprintf(out->path, sizeof(out->path), "%s", bad_path);
+			out->hexversion = bad_hex;
+		}
 		return 0;
 	}
+	snprintf(out->path, sizeof(out->path), "%s", py_path);
+	out->hexversion = py.hexversion;
 	/*
 	 * Just exec'd, the dynamic loader has not mapped the C library yet:
 	 * the next reading tells.

@@ -228,8 +228,8 @@ static void proc_cgroup_look(struct recorder *r, struct rec_proc *p)
 }
 
 /*
- * The process's CPython, read with its mappings: said once per process
- * when something that looks like one cannot be walked.
+ * The process's CPython, read with its mappings: recorded once per
+ * process and interpreter, walked or not (rec_python.c).
  */
 static void proc_python_look(struct recorder *r, struct rec_proc *p,
 			     const struct uwprof_pm *pm)
@@ -239,21 +239,7 @@ static void proc_python_look(struct recorder *r, struct rec_proc *p,
 	if (r->o.no_python)
 		return;
 	uwprof_py_find(&r->py_cache, (pid_t)p->pid, pm, r->arch, &now);
-	if (!now.found && !now.why[0]) {
-		free(p->py);
-		p->py = NULL;
-		return;
-	}
-	if (!p->py) {
-		p->py = malloc(sizeof(*p->py));
-		if (!p->py)
-			return;
-		if (!now.found && !r->o.quiet)
-			fprintf(stderr,
-				"%s: process %u: no Python frames: %s\n",
-				r->name, p->pid, now.why);
-	}
-	*p->py = now;
+	rec_py_found(r, p, p->last_read_ns, &now);
 }
 
 /* Uploads the list; a failure is said once per kind, then the walks go on. */
@@ -558,6 +544,7 @@ void rec_procs_replay(struct recorder *r, struct uwprof_pfw *w)
 				p->pf_maps, p->nr_pf_maps);
 		if (p->cgroup)
 			uwprof_pfw_cgroup(w, p->last_read_ns, p->pid, p->cgroup);
+		rec_py_interp_replay(r, p, p->last_read_ns, w);
 	}
 }
 

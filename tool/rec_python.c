@@ -9,10 +9,14 @@
  * by address with the fingerprint checked, until the process execs or
  * exits, and handed to the agent's new windows. A process that is gone,
  * or memory that is garbage, leaves its frames unnamed and a count.
- * Called from the recorder's drain; single-threaded.
+ * Which interpreter each process runs, walked or not and why, is stored
+ * as a PYINTERP record when the recorder first finds it and whenever it
+ * changes (exec, dlopen). Called from the recorder's drain and its reading
+ * of mappings; single-threaded.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -261,6 +265,87 @@ void rec_py_replay(struct recorder *r, struct uwprof_pfw *w)
 	}
 }
 
+/* The PYINTERP record of what was found of process 'pid'. */
+static void py_interp_write(struct recorder *r, uint32_t pid,
+			    uint64_t time_ns,
+			    const struct uwprof_py_proc *py,
+			    struct uwprof_pfw *only)
+{
+	struct uwprof_pf_pyinterp pi = {
+		.time_ns = time_ns, .pid = pid, .hexversion = py->hexversion,
+		.kind = UWPROF_PF_INTERP_CPYTHON,
+		.flags = py->found ? UWPROF_PF_INTERP_WALKED : 0,
+		.path = py->path, .reason = py->found ? "" : py->why,
+	};
+
+	if (only)
+		uwprof_pfw_pyinterp(only, &pi);
+	else
+		rec_w_pyinterp(r, &pi);
+}
+
+/*
+ * Whether to say on stderr that p's interpreter is not walked: a
+ * recording says it for each process; the agent (quiet), which runs for
+ * months beside programs that come and go, once per interpreter file and
+ * reason, its /metrics counting the processes.
+ */
+static int py_say(struct recorder *r, const struct uwprof_py_proc *py)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+	const char *s;
+
+	if (!r->o.quiet)
+		return 1;
+	for (s = py->path; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+	h = (h ^ 0xff) * 0x100000001b3ULL;
+	for (s = py->why; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+	/* Added (1), or no memory to remember it (-ENOMEM): said. */
+	return uwprof_u64map_put(&r->py_said, h, 1) != 0;
+}
+
+static int py_same(const struct uwprof_py_proc *a,
+		   const struct uwprof_py_proc *b)
+{
+	return a->found == b->found && a->hexversion == b->hexversion &&
+	       !strcmp(a->path, b->path) && !strcmp(a->why, b->why);
+}
+
+void rec_py_found(struct recorder *r, struct rec_proc *p, uint64_t time_ns,
+		  const struct uwprof_py_proc *now)
+{
+	if (!now->found && !now->why[0]) {
+		free(p->py);
+		p->py = NULL;
+		return;
+	}
+	if (p->py && py_same(p->py, now)) {
+		*p->py = *now;
+		return;
+	}
+	if (!p->py) {
+		p->py = malloc(sizeof(*p->py));
+		if (!p->py)
+			return;
+	}
+	*p->py = *now;
+	py_interp_write(r, p->pid, time_ns, now, NULL);
+	if (!now->found && py_say(r, now))
+		fprintf(stderr, "%s: process %u (%s): no Python frames: %s%s\n",
+			r->name, p->pid, now->path[0] ? now->path : "?",
+			now->why, r->o.quiet ?
+			" (said once per interpreter and reason)" : "");
+}
+
+void rec_py_interp_replay(struct recorder *r, const struct rec_proc *p,
+			  uint64_t time_ns, struct uwprof_pfw *w)
+{
+	if (p->py)
+		py_interp_write(r, p->pid, time_ns, p->py, w);
+}
+
 void rec_py_free(struct recorder *r)
 {
 	size_t i;
@@ -272,4 +357,5 @@ void rec_py_free(struct recorder *r)
 	free(r->pycs);
 	r->pycs = NULL;
 	r->nr_pycs = r->cap_pycs = 0;
+	uwprof_u64map_free(&r->py_said);
 }

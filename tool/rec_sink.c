@@ -86,6 +86,16 @@ void rec_w_cgroup(struct recorder *r, uint64_t time_ns, uint32_t pid,
 		uwprof_pfw_cgroup(r->tees[i], time_ns, pid, path);
 }
 
+void rec_w_pyinterp(struct recorder *r, const struct uwprof_pf_pyinterp *p)
+{
+	size_t i;
+
+	if (!r->no_file)
+		rec_out(r, uwprof_pfw_pyinterp(&r->w, p));
+	EACH_TEE(r, i)
+		uwprof_pfw_pyinterp(r->tees[i], p);
+}
+
 void rec_w_jitsyms(struct recorder *r, uint64_t time_ns, uint32_t pid,
 		   uint32_t source, const struct uwprof_pf_jitsym *syms,
 		   uint64_t nr)

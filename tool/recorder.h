@@ -271,6 +271,8 @@ struct recorder {
 	size_t		nr_pycs, cap_pycs;
 	/* ... stored; not read (gone, garbage, limit); reused by another */
 	uint64_t	py_codes, py_failed, py_stale;
+	/* quiet (the agent): interpreters said not walked, by (path, why) */
+	struct uwprof_u64map py_said;
 	int		warned_mem, warned_maps;
 };
 
@@ -307,6 +309,7 @@ void rec_w_exit(struct recorder *r, uint64_t time_ns, uint32_t pid,
 		uint32_t exec);
 void rec_w_cgroup(struct recorder *r, uint64_t time_ns, uint32_t pid,
 		  const char *path);
+void rec_w_pyinterp(struct recorder *r, const struct uwprof_pf_pyinterp *p);
 void rec_w_thread(struct recorder *r, uint64_t time_ns, uint32_t pid,
 		  uint32_t tid, const char *comm);
 void rec_w_jitsyms(struct recorder *r, uint64_t time_ns, uint32_t pid,
@@ -440,6 +443,17 @@ void rec_py_exit(struct recorder *r, uint32_t pid, uint64_t time_ns, int exec);
 void rec_py_prune(struct recorder *r);
 /* A new window gets the PYCODE records of the processes alive. */
 void rec_py_replay(struct recorder *r, struct uwprof_pfw *w);
+/*
+ * What uwprof_py_find() says of p's interpreter ('now'), read with its
+ * mappings at 'time_ns': kept in p->py, and stored as a PYINTERP record
+ * (and said on stderr when it cannot be walked) when p had none or
+ * another before.
+ */
+void rec_py_found(struct recorder *r, struct rec_proc *p, uint64_t time_ns,
+		  const struct uwprof_py_proc *now);
+/* A new window gets p's PYINTERP record, if it runs CPython. */
+void rec_py_interp_replay(struct recorder *r, const struct rec_proc *p,
+			  uint64_t time_ns, struct uwprof_pfw *w);
 void rec_py_free(struct recorder *r);
 
 #endif /* UWPROF_TOOL_RECORDER_H */

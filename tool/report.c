@@ -160,6 +160,7 @@ static void print_header(const struct uwprof_rep *r, FILE *f)
 	fprintf(f, "# uwprof report: %s\n", r->path);
 	if (h->cmdline && *h->cmdline)
 		fprintf(f, "# command: %s\n", h->cmdline);
+	uwprof_rep_py_interps(r->pf, f, "# ");
 	fprintf(f, "# %zu samples of %s at %u Hz, %llu lost", r->nr_samples,
 		r->event, h->freq_hz, (unsigned long long)r->pf->lost);
 	if (r->pf->has_stats && r->pf->stats.skipped_throttle)

@@ -216,6 +216,15 @@ const struct uwprof_pf_pycode *uwprof_rep_py_find(const struct uwprof_rep *r,
 						  uint32_t fingerprint,
 						  uint64_t time_ns);
 /*
+ * The interpreters of the profile's PYINTERP records, the last of each
+ * process, as lines starting with 'prefix' on 'f': for CPython, one line
+ * "python: N processes walked (3.11), M not: pid P python3.10: REASON;
+ * ..." (at most 16 listed); kinds this reader does not know, counted on
+ * another line. Nothing when the profile has none. Returns 0 or -ENOMEM.
+ */
+int uwprof_rep_py_interps(const struct uwprof_pf *pf, FILE *f,
+			  const char *prefix);
+/*
  * Names the Python frame of code object 'c' (NULL: unknown) at 'addr'
  * running code unit 'lasti'. Returns 0 or -ENOMEM.
  */

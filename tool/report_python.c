@@ -4,7 +4,8 @@
  * records looked up by the (pid, code address, fingerprint) of a frame,
  * and a frame named from one, its line computed from the recorded
  * location table. Called from report_model.c while it loads a profile;
- * single-threaded.
+ * single-threaded. Also the interpreters the recorder found (PYINTERP
+ * records), summed up for the reports' headers.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -133,5 +134,98 @@ int uwprof_rep_py_frame(struct uwprof_rep_frame *f,
 	if (!f->folded)
 		return -ENOMEM;
 	py_fold(f->folded);
+	return 0;
+}
+
+static int pi_cmp(const void *a, const void *b)
+{
+	const struct uwprof_pf_pyinterp *x = *(const struct uwprof_pf_pyinterp *const *)a;
+	const struct uwprof_pf_pyinterp *y = *(const struct uwprof_pf_pyinterp *const *)b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	/* File order: the last of a pid is what it ran last. */
+	return x < y ? -1 : x > y;
+}
+
+/* A name from the profiled process, printed without control characters. */
+static void pi_put_name(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
+#define PI_MAX_VERSIONS	8
+#define PI_MAX_LISTED	16
+
+static void pi_line(FILE *f, const char *prefix,
+		    const struct uwprof_pf_pyinterp *const *v, size_t n)
+{
+	uint32_t vers[PI_MAX_VERSIONS];
+	size_t i, k, nv = 0, walked = 0, listed = 0;
+	const char *base;
+
+	for (i = 0; i < n; i++) {
+		if (!(v[i]->flags & UWPROF_PF_INTERP_WALKED))
+			continue;
+		walked++;
+		for (k = 0; k < nv && vers[k] != v[i]->hexversion >> 16; k++)
+			;
+		if (k == nv && nv < PI_MAX_VERSIONS)
+			vers[nv++] = v[i]->hexversion >> 16;
+	}
+	fprintf(f, "%spython: %zu process%s walked", prefix, walked,
+		walked == 1 ? "" : "es");
+	for (k = 0; k < nv; k++)
+		fprintf(f, "%s%u.%u", k ? ", " : " (", vers[k] >> 8,
+			vers[k] & 0xff);
+	fprintf(f, "%s", nv ? ")" : "");
+	if (walked < n)
+		fprintf(f, ", %zu not:", n - walked);
+	for (i = 0; i < n; i++) {
+		if (v[i]->flags & UWPROF_PF_INTERP_WALKED)
+			continue;
+		if (listed++ == PI_MAX_LISTED) {
+			fprintf(f, " and %zu more", n - walked - PI_MAX_LISTED);
+			break;
+		}
+		base = strrchr(v[i]->path, '/');
+		fprintf(f, "%s pid %u ", listed > 1 ? ";" : "", v[i]->pid);
+		pi_put_name(f, base ? base + 1 : v[i]->path);
+		fputs(": ", f);
+		pi_put_name(f, v[i]->reason[0] ? v[i]->reason : "no reason recorded");
+	}
+	fputc('\n', f);
+}
+
+int uwprof_rep_py_interps(const struct uwprof_pf *pf, FILE *f,
+			  const char *prefix)
+{
+	const struct uwprof_pf_pyinterp **v;
+	size_t i, npy = 0, other = 0;
+
+	if (!pf->nr_pyinterps)
+		return 0;
+	v = malloc(pf->nr_pyinterps * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < pf->nr_pyinterps; i++)
+		v[i] = &pf->pyinterps[i];
+	qsort(v, pf->nr_pyinterps, sizeof(*v), pi_cmp);
+	/* The last record of each pid, CPython's first. */
+	for (i = 0; i < pf->nr_pyinterps; i++) {
+		if (i + 1 < pf->nr_pyinterps && v[i + 1]->pid == v[i]->pid)
+			continue;
+		if (v[i]->kind == UWPROF_PF_INTERP_CPYTHON)
+			v[npy++] = v[i];
+		else
+			other++;
+	}
+	if (npy)
+		pi_line(f, prefix, v, npy);
+	if (other)
+		fprintf(f, "%s%zu process%s with an interpreter of a kind this uwprof does not know\n",
+			prefix, other, other == 1 ? "" : "es");
+	free(v);
 	return 0;
 }

@@ -46,7 +46,9 @@ static void script_usage(FILE *f)
 		"  'offcpu-time', as perf does, their period the ns off CPU.\n"
 		"  A Python frame is 'qualname (file.py:line)' in its source file,\n"
 		"  its ip the code object's address; one that was not named\n"
-		"  '[python code 0xADDR] ([python])'.\n"
+		"  '[python code 0xADDR] ([python])'. The interpreters found\n"
+		"  (walked or not, and why) go to standard error, one line per\n"
+		"  kind: 'uwprof script: python: ...'.\n"
 		"  -i, --input FILE  the profile (default uwprof.data)\n"
 		"  --lines           add ' file:line' to frames with line info\n"
 		"  --python-native   keep CPython's eval-loop frame that each run\n"
@@ -159,6 +161,8 @@ int uwprof_cmd_script(int argc, char **argv)
 				      (lines ? UWPROF_REP_LINES : 0) | py_native);
 	if (ret)
 		return ret;
+	/* Not in the output: perf-script readers take no header. */
+	uwprof_rep_py_interps(r.pf, stderr, "uwprof script: ");
 	script_print(&r, stdout, lines, max_stack);
 	ret = uwprof_rep_stdout_done("script", msg, sizeof(msg));
 	if (ret)

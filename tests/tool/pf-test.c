@@ -82,6 +82,11 @@ static int write_profile(const char *path)
 		.firsttraceable = 2, .qualname = "Widget.gr\xc3\xb6\xc3\x9f" "e",
 		.filename = "/srv/app.py", .linetable = lt, .linetable_len = 3,
 	};
+	struct uwprof_pf_pyinterp pi = {
+		.time_ns = 1500, .pid = 42, .hexversion = 0x030a0cf0,
+		.kind = UWPROF_PF_INTERP_CPYTHON, .path = "/opt/py/bin/python3.10",
+		.reason = "CPython older than 3.11: not supported",
+	};
 	struct uwprof_pf_jitsym js[3] = {
 		{ 0x7f0000001000ULL, 0x40, "JS:~hot1 /x.js:1", 16, 0 },
 		{ 0x7f0000002000ULL, 0x20, "JS:*hot2", 8, 0 },
@@ -125,6 +130,7 @@ static int write_profile(const char *path)
 	uwprof_pfw_jitsyms(&w, 3600, 42, UWPROF_PF_JIT_PERF_MAP, js, 2);
 	uwprof_pfw_jitsyms(&w, 3700, 44, UWPROF_PF_JIT_DUMP, js + 2, 1);
 	uwprof_pfw_pycode(&w, &pc);
+	uwprof_pfw_pyinterp(&w, &pi);
 	uwprof_pfw_stats(&w, &st);
 	return uwprof_pfw_commit(&w);
 }
@@ -596,6 +602,86 @@ static void v1_read(const char *v1)
  * A committed profile is the owner's only, whatever the umask: with -g it
  * holds kernel addresses (perf.data is 0600 too).
  */
+/*
+ * PYINTERP: each field read back in file order; the writer refuses what
+ * the format does not have; a reader keeps a kind or flag it does not
+ * know (a newer writer's), and refuses a reserved field that is not zero.
+ */
+static void pyinterp_tests(const char *dir)
+{
+	struct uwprof_pfw_header_in h = { .fixed = { .arch = 1 } };
+	struct uwprof_pf_pyinterp pi[2] = {
+		{ .time_ns = 10, .pid = 7, .hexversion = 0x030b02f0,
+		  .kind = UWPROF_PF_INTERP_CPYTHON,
+		  .flags = UWPROF_PF_INTERP_WALKED, .path = "/usr/bin/python3.11" },
+		{ .time_ns = 20, .pid = 8, .hexversion = 0x030d05f0,
+		  .kind = UWPROF_PF_INTERP_CPYTHON, .path = "/usr/bin/python3.13t",
+		  .reason = "free-threaded CPython 3.13: not supported" },
+	};
+	struct uwprof_pf_pyinterp odd = pi[0];
+	struct uwprof_pf *pf = NULL;
+	struct uwprof_pfw w;
+	char p[4200], err[4400];
+	uint8_t *d = NULL;
+	size_t size, off;
+	int ret;
+
+	snprintf(p, sizeof(p), "%s/pyinterp.data", dir);
+	ok(uwprof_pfw_open(&w, p, &h) == 0, "PYINTERP: writer opens");
+	ok(uwprof_pfw_pyinterp(&w, &pi[0]) == 0 &&
+	   uwprof_pfw_pyinterp(&w, &pi[1]) == 0, "PYINTERP: two written");
+	odd.kind = 2;
+	ret = uwprof_pfw_pyinterp(&w, &odd);
+	odd.kind = UWPROF_PF_INTERP_CPYTHON;
+	odd.flags = 2;
+	ok(ret == -EINVAL && uwprof_pfw_pyinterp(&w, &odd) == -EINVAL,
+	   "PYINTERP: the writer refuses a kind or flag the format lacks");
+	ok(uwprof_pfw_commit(&w) == 0, "PYINTERP: committed");
+	ret = uwprof_pf_open(p, &pf, err, sizeof(err));
+	ok(ret == 0 && pf->nr_pyinterps == 2 && pf->pyinterps[0].pid == 7 &&
+	   pf->pyinterps[0].time_ns == 10 &&
+	   pf->pyinterps[0].hexversion == 0x030b02f0 &&
+	   pf->pyinterps[0].kind == UWPROF_PF_INTERP_CPYTHON &&
+	   pf->pyinterps[0].flags == UWPROF_PF_INTERP_WALKED &&
+	   !strcmp(pf->pyinterps[0].path, "/usr/bin/python3.11") &&
+	   !strcmp(pf->pyinterps[0].reason, "") &&
+	   pf->pyinterps[1].pid == 8 && pf->pyinterps[1].flags == 0 &&
+	   !strcmp(pf->pyinterps[1].path, "/usr/bin/python3.13t") &&
+	   !strcmp(pf->pyinterps[1].reason,
+		   "free-threaded CPython 3.13: not supported") &&
+	   pf->skipped_recs == 0,
+	   "PYINTERP: every field read back, in file order (%s)",
+	   ret ? err : "ok");
+	uwprof_pf_close(pf);
+	pf = NULL;
+	if (read_all(p, (void **)&d, &size)) {
+		ok(0, "PYINTERP: read the file back raw");
+		return;
+	}
+	off = 16;
+	while (off + 8 <= size && *(uint32_t *)(d + off) != UWPROF_PF_PYINTERP)
+		off += *(uint32_t *)(d + off + 4);
+	/* A newer writer's kind and flag: kept as they are. */
+	d[off + 8 + offsetof(struct uwprof_pf_pyinterp_fixed, kind)] = 9;
+	d[off + 8 + offsetof(struct uwprof_pf_pyinterp_fixed, flags)] = 0x81;
+	write_all(p, d, size);
+	ret = uwprof_pf_open(p, &pf, err, sizeof(err));
+	ok(ret == 0 && pf->pyinterps[0].kind == 9 &&
+	   pf->pyinterps[0].flags == 0x81 && pf->nr_pyinterps == 2,
+	   "PYINTERP: an unknown kind and flag are kept (%s)", ret ? err : "ok");
+	uwprof_pf_close(pf);
+	pf = NULL;
+	d[off + 8 + offsetof(struct uwprof_pf_pyinterp_fixed, reserved)] = 1;
+	write_all(p, d, size);
+	ret = uwprof_pf_open(p, &pf, err, sizeof(err));
+	ok(ret == -EINVAL && strstr(err, "pyinterp record") &&
+	   strstr(err, "reserved"),
+	   "PYINTERP: a reserved field not zero is refused: %s", err);
+	uwprof_pf_close(pf);
+	free(d);
+	unlink(p);
+}
+
 static void mode_tests(const char *dir)
 {
 	static const mode_t masks[] = { 022, 0 };
@@ -732,6 +818,12 @@ int main(int argc, char **argv)
 	   pf->pycodes[0].linetable_len == 3 &&
 	   !memcmp(pf->pycodes[0].linetable, "\xeb\x04\xf8", 3),
 	   "PYCODE: every field and the location table read back");
+	ok(pf->nr_pyinterps == 1 && pf->pyinterps[0].pid == 42 &&
+	   pf->pyinterps[0].hexversion == 0x030a0cf0 &&
+	   !strcmp(pf->pyinterps[0].path, "/opt/py/bin/python3.10") &&
+	   !strcmp(pf->pyinterps[0].reason,
+		   "CPython older than 3.11: not supported"),
+	   "PYINTERP read back among the other records");
 	uwprof_pf_close(pf);
 
 	/* Every truncation is refused with a message, never read past. */
@@ -866,5 +958,6 @@ int main(int argc, char **argv)
 	}
 	afile_tests(sub);
 	mode_tests(sub);
+	pyinterp_tests(sub);
 	return tap_done();
 }

@@ -12,10 +12,21 @@
  * reported with the real 'uwprof report --folded', whose Python frames
  * must carry the names and lines CPython gave.
  *
+ * The interpreter is found as the recorder finds it (python_find.c over
+ * the process's mappings) and said once in a PYINTERP record; beside it
+ * runs a copy of the same interpreter whose Py_Version says 3.10, which
+ * the tool does not walk: the report's header must name both, the one
+ * walked and the one not with its pid, file and reason, and 'uwprof
+ * script' must say the same on standard error. Quiet, as the agent runs,
+ * the recorder says such an interpreter once per file and reason.
+ *
  *	recpy-test TARGET.py SCRATCH_DIR UWPROF
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +45,14 @@
 void rec_w_pycode(struct recorder *r, const struct uwprof_pf_pycode *c)
 {
 	uwprof_pfw_pycode(&r->w, c);
+}
+
+static int nr_interps;
+
+void rec_w_pyinterp(struct recorder *r, const struct uwprof_pf_pyinterp *p)
+{
+	uwprof_pfw_pyinterp(&r->w, p);
+	nr_interps++;
 }
 
 struct rec_proc *rec_proc_find(struct recorder *r, uint32_t pid)
@@ -177,18 +196,185 @@ static void record(struct recorder *r, struct rec_proc *p, pid_t pid)
 	free(s);
 }
 
+/*
+ * A copy of the interpreter at 'dst' whose Py_Version (a dynamic symbol,
+ * 4 bytes of data in the file) says 'hex': 0, or -1.
+ */
+static int copy_with_version(const char *dst, uint32_t hex)
+{
+	char cmd[1024];
+	size_t i, n, ph_n;
+	GElf_Shdr sh;
+	GElf_Phdr ph;
+	GElf_Sym sym;
+	Elf_Scn *scn = NULL;
+	Elf_Data *d;
+	Elf *e;
+	int fd, ret = -1;
+	uint64_t off = 0;
+
+	snprintf(cmd, sizeof(cmd), "cp %s %s", PYTHON, dst);
+	if (system(cmd) || elf_version(EV_CURRENT) == EV_NONE)
+		return -1;
+	fd = open(dst, O_RDWR | O_CLOEXEC);
+	e = fd < 0 ? NULL : elf_begin(fd, ELF_C_READ, NULL);
+	while (e && !off && (scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		n = sh.sh_size / sizeof(Elf64_Sym);
+		for (i = 0; i < n && !off; i++) {
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym))
+				continue;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (!name || strcmp(name, "Py_Version"))
+				continue;
+			for (ph_n = 0; gelf_getphdr(e, (int)ph_n, &ph); ph_n++)
+				if (ph.p_type == PT_LOAD &&
+				    sym.st_value >= ph.p_vaddr &&
+				    sym.st_value + 4 <= ph.p_vaddr + ph.p_filesz)
+					off = ph.p_offset + sym.st_value - ph.p_vaddr;
+		}
+	}
+	if (off && pwrite(fd, &hex, 4, (off_t)off) == 4)
+		ret = 0;
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/* The interpreter of 'pid' found as the recorder finds it, into p. */
+static void find(struct recorder *r, struct uwprof_py_cache *c,
+		 struct rec_proc *p, pid_t pid)
+{
+	struct uwprof_py_proc now;
+	struct uwprof_pm pm = { 0 };
+
+	p->pid = (uint32_t)pid;
+	if (uwprof_pm_read(pid, &pm)) {
+		ok(0, "the mappings of %d read", (int)pid);
+		return;
+	}
+	uwprof_py_find(c, pid, &pm, UWPROF_ARCH_X86_64, &now);
+	rec_py_found(r, p, mono_ns(), &now);
+	uwprof_pm_free(&pm);
+}
+
+/* A first line of the command's standard output (or error) with 'want'. */
+static int line_of(const char *cmd, const char *want, char *got, size_t len)
+{
+	FILE *f = popen(cmd, "r");
+	int found = 0;
+
+	got[0] = 0;
+	if (!f)
+		return 0;
+	while (!found && fgets(got, (int)len, f))
+		found = !!strstr(got, want);
+	pclose(f);
+	got[strcspn(got, "\n")] = 0;
+	return found;
+}
+
+static void interps_check(const char *uwprof, const char *path, pid_t pid,
+			  pid_t old)
+{
+	char cmd[1024], want[512], got[1024];
+
+	snprintf(want, sizeof(want),
+		 "python: 1 process walked (3.11), 1 not: pid %d python3.10: CPython 3.10: not supported",
+		 (int)old);
+	snprintf(cmd, sizeof(cmd), "%s report -i %s", uwprof, path);
+	ok(line_of(cmd, "# python:", got, sizeof(got)) &&
+	   !strcmp(got + 2, want),
+	   "report's header: the interpreter walked (pid %d) and the one not",
+	   (int)pid);
+	if (strcmp(got + 2, want))
+		printf("#   got  '%s'\n#   want '# %s'\n", got, want);
+	snprintf(cmd, sizeof(cmd), "%s script -i %s 2>&1 >/dev/null", uwprof,
+		 path);
+	ok(line_of(cmd, "python:", got, sizeof(got)) &&
+	   !strncmp(got, "uwprof script: ", 15) && !strcmp(got + 15, want),
+	   "script says the same on standard error: %s", got);
+}
+
+/*
+ * The agent (quiet) says an interpreter it cannot walk once per file and
+ * reason, each process still getting its record: two processes of the
+ * copy, as two agent entries of one pid would be, give one stderr line.
+ */
+static void quiet_check(struct recorder *r, struct uwprof_py_cache *c,
+			pid_t old, const char *dir)
+{
+	struct rec_proc a = { .ours = 1 }, b = { .ours = 1 };
+	char path[512], line[512];
+	int err = dup(2), fd, n = nr_interps, lines = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/quiet.err", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (err < 0 || fd < 0 || dup2(fd, 2) < 0) {
+		ok(0, "stderr redirected");
+		return;
+	}
+	r->o.quiet = 1;
+	find(r, c, &a, old);
+	find(r, c, &b, old);
+	r->o.quiet = 0;
+	fflush(stderr);
+	dup2(err, 2);
+	close(err);
+	close(fd);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		lines += !!strstr(line, "no Python frames: CPython 3.10");
+	if (f)
+		fclose(f);
+	ok(nr_interps == n + 2 && lines == 1,
+	   "quiet (the agent): a record per process, one stderr line (%d)",
+	   lines);
+	free(a.py);
+	free(b.py);
+}
+
+static pid_t run_old(const char *copy, FILE **out)
+{
+	int pfd[2];
+	pid_t pid;
+
+	if (pipe(pfd))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		close(pfd[1]);
+		execl(copy, copy, "-I", "-S", "-c",
+		      "import time; print('ready', flush=True); time.sleep(60)",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	*out = fdopen(pfd[0], "r");
+	return pid;
+}
+
 int main(int argc, char **argv)
 {
 	static struct recorder r;
 	struct uwprof_pfw_header_in h = { .fixed = { .arch = UWPROF_ARCH_X86_64,
 						     .event = UWPROF_PF_EV_CPU_CLOCK } };
-	struct uwprof_py_proc py = { .found = 1 };
-	struct rec_proc p = { .ours = 1, .py = &py };
+	struct uwprof_py_cache cache = { 0 };
+	struct rec_proc p = { .ours = 1 }, q = { .ours = 1 };
 	struct uwprof_rec_sample *s;
-	char path[512];
+	char path[512], copy[512], line[64], real[PATH_MAX] = "";
 	int pfd[2], status;
-	pid_t pid;
-	FILE *f;
+	pid_t pid, old;
+	FILE *f, *g = NULL;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: recpy-test TARGET.py SCRATCH_DIR UWPROF\n");
@@ -198,7 +384,7 @@ int main(int argc, char **argv)
 		printf("1..0 # SKIP %s not installed\n", PYTHON);
 		return 0;
 	}
-	uwprof_py_layout_of(0x030b, &py.layout);
+	r.name = "recpy-test";
 	if (pipe(pfd))
 		return 1;
 	pid = fork();
@@ -214,7 +400,35 @@ int main(int argc, char **argv)
 	ok(f && !target_read(f) && nr_fr >= 6, "the target told of its frames");
 	snprintf(path, sizeof(path), "%s/recpy.data", argv[2]);
 	ok(!uwprof_pfw_open(&r.w, path, &h), "profile opened: %s", r.w.err);
-	p.pid = (uint32_t)pid;
+	find(&r, &cache, &p, pid);
+	ok(p.py && p.py->found && p.py->hexversion >> 16 == 0x030b &&
+	   !strcmp(p.py->path, PYTHON) && nr_interps == 1,
+	   "python3.11 found as the recorder finds it, one PYINTERP record");
+	find(&r, &cache, &p, pid);
+	ok(nr_interps == 1, "read again: no second record");
+	snprintf(copy, sizeof(copy), "%s/python3.10", argv[2]);
+	old = copy_with_version(copy, 0x030a0cf0) ? -1 : run_old(copy, &g);
+	ok(old > 0 && g && fgets(line, sizeof(line), g) &&
+	   !strcmp(line, "ready\n"), "a copy of it saying 3.10 runs");
+	find(&r, &cache, &q, old);
+	if (!realpath(copy, real))
+		real[0] = 0;
+	ok(q.py && !q.py->found &&
+	   !strcmp(q.py->why, "CPython 3.10: not supported") &&
+	   q.py->hexversion == 0x030a0cf0 && !strcmp(q.py->path, real) &&
+	   nr_interps == 2, "the copy: not walked, why, one record: %s",
+	   q.py ? q.py->why : "none");
+	find(&r, &cache, &q, old);
+	ok(nr_interps == 2, "the copy read again: no second record");
+	quiet_check(&r, &cache, old, argv[2]);
+	if (old > 0) {
+		kill(old, SIGKILL);
+		waitpid(old, &status, 0);
+	}
+	if (!p.py) {
+		tap_done();
+		return 1;
+	}
 	uwprof_pfw_thread(&r.w, 0, (uint32_t)pid, (uint32_t)pid, "python3.11");
 	record(&r, &p, pid);
 	kill(pid, SIGKILL);
@@ -240,7 +454,13 @@ int main(int argc, char **argv)
 	rec_py_free(&r);
 	report_check(argv[3], path, 0);
 	report_check(argv[3], path, 1);
+	interps_check(argv[3], path, pid, old);
+	free(p.py);
+	free(q.py);
+	uwprof_py_cache_free(&cache);
 	if (f)
 		fclose(f);
+	if (g)
+		fclose(g);
 	return tap_done();
 }
