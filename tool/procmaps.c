@@ -210,6 +210,48 @@ static void pm_err_prefix(char *err, size_t errlen, const char *path)
 	err[errlen - 1] = 0;
 }
 
+/*
+ * Finds a mapping the process has now of the file 'want' names (any
+ * permissions), other than [skip_start, skip_end), and puts its
+ * map_files link in 'name'. Returns 0, or -ENOENT when there is none.
+ */
+static int pm_find_link(pid_t pid, const struct uwprof_file_want *want,
+			uint64_t skip_start, uint64_t skip_end, char *name,
+			size_t len)
+{
+	char fn[64], *line = NULL;
+	size_t lcap = 0;
+	int ret = -ENOENT;
+	FILE *f;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return -ENOENT;
+	while (getline(&line, &lcap, f) > 0) {
+		unsigned long long s, e, ino;
+		unsigned int maj, min;
+
+		if (sscanf(line, "%llx-%llx %*s %*x %x:%x %llu", &s, &e, &maj,
+			   &min, &ino) != 5)
+			continue;
+		if (ino != want->ino || maj != want->dev_major ||
+		    min != want->dev_minor || s >= e ||
+		    (s == skip_start && e == skip_end))
+			continue;
+		snprintf(name, len, "/proc/%d/map_files/%llx-%llx", (int)pid,
+			 s, e);
+		ret = 0;
+		break;
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+/* Tries at finding the file mapped again while the process remaps it. */
+#define PM_RELINK_TRIES	3
+
 int uwprof_pm_object_open(pid_t pid, const struct uwprof_pm_entry *e,
 			  char *name, size_t len, struct stat *st,
 			  char *err, size_t errlen)
@@ -219,7 +261,7 @@ int uwprof_pm_object_open(pid_t pid, const struct uwprof_pm_entry *e,
 		.dev_minor = e->dev_minor,
 		.ino = e->inode,
 	};
-	int fd;
+	int fd, i;
 
 	/*
 	 * The kernel's own link to the mapped file, where we may follow it
@@ -231,6 +273,23 @@ int uwprof_pm_object_open(pid_t pid, const struct uwprof_pm_entry *e,
 		 (unsigned long long)e->start, (unsigned long long)e->end);
 	fd = uwprof_file_open(name, UWPROF_FILE_INO_ONLY, &want, st, err,
 			      errlen);
+	/*
+	 * No link for that range any more: the mapping was split, moved or
+	 * replaced since maps was read. ld.so does that to every library it
+	 * loads whose first segment is executable (arm64's): it maps the
+	 * whole span with that segment's protection, then mprotect()s the
+	 * gap and maps the data over the rest. A mapping of the same device
+	 * and inode the process has now leads to the same file; the path
+	 * may not (the file there swapped, or, under overlayfs, stat()
+	 * showing another device than maps).
+	 */
+	for (i = 0; fd == -ENOENT && e->end > e->start && i < PM_RELINK_TRIES;
+	     i++) {
+		if (pm_find_link(pid, &want, e->start, e->end, name, len))
+			break;
+		fd = uwprof_file_open(name, UWPROF_FILE_INO_ONLY, &want, st,
+				      err, errlen);
+	}
 	if (fd == -ESTALE || fd == -ENOEXEC)
 		pm_err_prefix(err, errlen, e->path);
 	if (fd >= 0 || fd == -ESTALE || fd == -ENOEXEC)

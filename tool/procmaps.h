@@ -64,8 +64,10 @@ uint64_t uwprof_pm_vsize(pid_t pid);
 /*
  * Opens the object behind 'e' for reading, as root may have to from a
  * process it does not trust: through /proc/PID/map_files/START-END (the
- * kernel resolves the very file mapped), else by its path with no symlink
- * in it; either way without blocking or opening anything but a regular
+ * kernel resolves the very file mapped), or, when that range was split,
+ * moved or replaced since maps was read, through the link of a mapping of
+ * the same device and inode the process has now; else by its path with no
+ * symlink in it; either way without blocking or opening anything but a regular
  * file, and only when it has the device and inode 'e' shows
  * (file_open.h). 'name' gets the path opened (for messages, and where a
  * debug link is looked for); 'st' its stat. Returns the descriptor, or a

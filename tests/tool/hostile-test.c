@@ -11,6 +11,10 @@
  *    (mapping gone) it is refused at once with one line naming it; the
  *    readers that open a path (elf_file.c, elf_info.c, the compiler) never
  *    block on a FIFO;
+ *  - a mapping split (as ld.so's mprotect() of a library's gap splits
+ *    it), moved or replaced after maps was read, its path swapped for
+ *    another ELF: the mapped file is still opened, through the link of
+ *    the mapping the process has now, and another file never is;
  *  - a file truncated while it is read, and one whose section headers
  *    point past its end: errors, never SIGBUS;
  *  - a compressed .debug_frame that inflates to 256 MiB, or says it does
@@ -295,6 +299,121 @@ static void swaps(const char *lib, const char *other)
 			ok(r == 0, "swap to %s: info, ELF open and compile by path return errors at once (%d)",
 			   swap_name[k], r);
 		}
+	}
+}
+
+/* ------------------------------------------------------ remap checks */
+
+enum remap_kind {
+	REMAP_SPLIT,		/* the tail mprotect()ed: two mappings */
+	REMAP_MOVE,		/* mremap()ed elsewhere whole */
+	REMAP_OTHER,		/* another file mapped over the same range */
+	REMAP_GONE,		/* split, then unmapped */
+};
+
+static const char *const remap_name[] = {
+	"split", "moved", "replaced by another file", "split, then unmapped",
+};
+
+struct remap_case {
+	struct mapped	*m;
+	enum remap_kind	kind;
+	const char	*other;
+};
+
+/*
+ * What ld.so does between the recorder's read of maps and its open (the
+ * whole span mapped executable, then a gap mprotect()ed and data mapped
+ * over the rest), and what a hostile process may do, done to a mapping
+ * read from maps, with the path swapped for another ELF: the mapped file
+ * is opened through the link of the mapping the process has now, and
+ * never the one at the path; with no mapping of it left, refused.
+ */
+static int remap_open(void *arg)
+{
+	struct remap_case *c = arg;
+	struct mapped *m = c->m;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), size;
+	char name[1200], err[1400];
+	struct stat st;
+	void *to;
+	int fd, ofd;
+
+	size = (m->size + pg - 1) & ~(pg - 1);
+	switch (c->kind) {
+	case REMAP_SPLIT:
+	case REMAP_GONE:
+		if (size < 2 * pg ||
+		    mprotect((char *)m->addr + pg, size - pg, PROT_READ))
+			return 1;
+		if (c->kind == REMAP_GONE && munmap(m->addr, size))
+			return 1;
+		break;
+	case REMAP_MOVE:
+		to = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+		if (to == MAP_FAILED ||
+		    mremap(m->addr, size, size, MREMAP_MAYMOVE | MREMAP_FIXED,
+			   to) != to)
+			return 1;
+		break;
+	case REMAP_OTHER:
+		ofd = open(c->other, O_RDONLY | O_CLOEXEC);
+		if (ofd < 0 ||
+		    mmap(m->addr, size, PROT_READ | PROT_EXEC,
+			 MAP_PRIVATE | MAP_FIXED, ofd, 0) != m->addr)
+			return 1;
+		close(ofd);
+		break;
+	}
+	err[0] = 0;
+	fd = uwprof_pm_object_open(getpid(), &m->e, name, sizeof(name), &st,
+				   err, sizeof(err));
+	printf("# opened %s: %d %s\n", name, fd < 0 ? fd : 0, err);
+	if (c->kind == REMAP_SPLIT || c->kind == REMAP_MOVE)
+		return !(fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+			 st.st_ino == m->e.inode && strstr(name, "/map_files/"));
+	if (fd >= 0) {
+		fstat(fd, &st);
+		printf("# not refused: got inode %llu, the mapping's was %llu\n",
+		       (unsigned long long)st.st_ino,
+		       (unsigned long long)m->e.inode);
+		return 1;
+	}
+	return !strstr(err, m->e.path);
+}
+
+static void remaps(const char *lib, const char *other)
+{
+	enum remap_kind k;
+	struct remap_case c;
+	struct mapped m;
+	char path[1100];
+	int r;
+
+	for (k = REMAP_SPLIT; k <= REMAP_GONE; k++) {
+		if (geteuid()) {
+			ok(1, "mapping %s after maps was read # SKIP not root (map_files)",
+			   remap_name[k]);
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/remap%d.so", dir, (int)k);
+		if (map_object(lib, path, &m) || swap_in(&m, SWAP_OTHER, other)) {
+			ok(0, "mapping %s after maps was read: set up",
+			   remap_name[k]);
+			unmap_object(&m);
+			continue;
+		}
+		c.m = &m;
+		c.kind = k;
+		c.other = other;
+		r = in_child(remap_open, &c, 5, NULL);
+		ok(r == 0, "mapping %s after maps was read, the path swapped: %s (%d)",
+		   remap_name[k],
+		   k == REMAP_SPLIT || k == REMAP_MOVE ?
+		   "the mapped file opened through its current mapping" :
+		   "refused, the path named", r);
+		unmap_object(&m);
 	}
 }
 
@@ -852,6 +971,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	swaps(lib, other);
+	remaps(lib, other);
 	truncation(lib, large);
 	bombs();
 	debug_files();
