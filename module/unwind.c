@@ -218,6 +218,11 @@ struct walk {
 	 */
 	bool gpr_ok;
 	/*
+	 * sp is the frame's own, not the bound a frame-pointer step leaves
+	 * where the record does not give it (UWPROF_ARCH_FP_GIVES_SP).
+	 */
+	bool sp_ok;
+	/*
 	 * One register recovered from the stack (the saved_reg of the last
 	 * frame stepped through that had UWPROF_RULE_REGS), or WALK_NO_REG:
 	 * its value in this frame is the word at sav_at, read only when a
@@ -338,6 +343,7 @@ static u32 step_to(struct walk *w, u64 pc, u64 sp, bool fp_frame,
 		return STEP_STOP(UWPROF_STOP_BAD_PC);
 	w->pc = pc;
 	w->sp = sp;
+	w->sp_ok = true;
 	w->lr_ok = false;
 	w->exact = false;
 	return 0;
@@ -346,11 +352,12 @@ static u32 step_to(struct walk *w, u64 pc, u64 sp, bool fp_frame,
 /*
  * Frame-pointer step for code without a usable row: the record {caller's
  * fp, return address} sits at fp on both arches, and the caller's sp is
- * just above it.
+ * just above it (x86_64), or somewhere above it (arm64: sp_ok false).
  */
 static u32 step_fp(struct walk *w)
 {
 	u64 rec[2], fp = w->fp;
+	u32 ret;
 
 	if (!w->fp_ok || !fp)
 		return STEP_STOP(UWPROF_STOP_FP_END);
@@ -362,7 +369,9 @@ static u32 step_fp(struct walk *w)
 	w->fp = rec[0];
 	w->fp_ok = true;
 	regs_lost(w);
-	return step_to(w, strip_ra(w, rec[1]), fp + 16, true, false);
+	ret = step_to(w, strip_ra(w, rec[1]), fp + 16, true, false);
+	w->sp_ok = UWPROF_ARCH_FP_GIVES_SP;
+	return ret;
 }
 
 /*
@@ -395,6 +404,9 @@ static u32 step_signal(struct walk *w, bool in_flight)
 	u64 r[UWPROF_SIG_WORDS];
 	u64 pc, sp;
 
+	/* The frame is at sp: a bound will not do. */
+	if (unlikely(!w->sp_ok))
+		return STEP_STOP(UWPROF_STOP_FP_END);
 	if (read_words(w, w->sp + UWPROF_SIG_READ_OFF, r, UWPROF_SIG_WORDS))
 		return STEP_STOP(UWPROF_STOP_READ);
 	pc = r[UWPROF_SIG_PC_WORD];
@@ -407,6 +419,7 @@ static u32 step_signal(struct walk *w, bool in_flight)
 		return STEP_STOP(UWPROF_STOP_BAD_SP);
 	w->pc = pc;
 	w->sp = sp;
+	w->sp_ok = true;
 	w->fp = r[UWPROF_SIG_FP_WORD];
 	w->fp_ok = true;
 	regs_lost(w);
@@ -579,6 +592,27 @@ static u32 cfa_deref(struct walk *w, const struct uwprof_rule *r, u64 *cfa)
 	return 0;
 }
 
+/*
+ * The CFA of an sp-based row when sp is only a bound (after an arm64
+ * frame-pointer step): a frame that keeps its caller's fp and return
+ * address as a pair at CFA + fp_off, a frame record, points fp at it
+ * once its prologue is done, and a caller is past its prologue; so the
+ * CFA is fp - fp_off. Any other row cannot be placed: the frame-pointer
+ * walk ends there.
+ */
+static u32 cfa_from_record(const struct walk *w, const struct uwprof_rule *r,
+			   u64 *cfa)
+{
+	if (r->cfa_type != UWPROF_CFA_SP || r->fp_type != UWPROF_REG_AT_CFA ||
+	    r->ra_type != UWPROF_REG_AT_CFA || r->ra_off != r->fp_off + 8 ||
+	    r->fp_off >= 0 || !w->fp_ok)
+		return STEP_STOP(UWPROF_STOP_FP_END);
+	*cfa = w->fp - (u64)(s64)r->fp_off;
+	if (*cfa & (UWPROF_ARCH_SP_ALIGN - 1))
+		return STEP_STOP(UWPROF_STOP_BAD_SP);
+	return 0;
+}
+
 static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 {
 	bool ok, from_lr = false, from_reg = false;
@@ -588,6 +622,16 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 	if (r->flags & UWPROF_RULE_SIGNAL)
 		return step_signal(w, false);
 
+	if (unlikely(!w->sp_ok) && r->cfa_type != UWPROF_CFA_FP &&
+	    r->cfa_type != UWPROF_CFA_DEREF_FP && r->cfa_type != UWPROF_CFA_REG) {
+		/* The outermost frame needs no CFA. */
+		if (r->ra_type == UWPROF_REG_UNDEF)
+			return STEP_STOP(UWPROF_STOP_OK);
+		ret = cfa_from_record(w, r, &cfa);
+		if (ret)
+			return ret;
+		goto have_cfa;
+	}
 	switch (r->cfa_type) {
 	case UWPROF_CFA_SP:
 		cfa = w->sp + (u64)r->cfa_off;
@@ -619,6 +663,7 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 		 */
 		return STEP_STOP(UWPROF_STOP_UNSUPPORTED);
 	}
+have_cfa:
 	if (unlikely(cfa < w->sp || cfa >= w->limit))
 		return STEP_STOP(UWPROF_STOP_BAD_SP);
 
@@ -707,7 +752,8 @@ static void stopped_at(const struct walk *w, struct uwprof_unwind_res *res)
 			(w->fp_ok ? 0 : UWPROF_SNAP_NO_FP) |
 			(w->lr_ok ? 0 : UWPROF_SNAP_NO_LR) |
 			(w->gpr_ok && w->sav_reg == WALK_NO_REG ?
-			 0 : UWPROF_SNAP_NO_GPR);
+			 0 : UWPROF_SNAP_NO_GPR) |
+			(w->sp_ok ? 0 : UWPROF_SNAP_SP_LOW);
 }
 
 static u32 step(struct walk *w, const struct uwprof_unwind_req *req,
@@ -788,7 +834,7 @@ static u32 walk_cached(struct walk *w, const struct uwprof_unwind_req *req,
 	u32 e8, g = 0, h = 0;
 
 	/* SP rows keep an aligned sp aligned (rule_kind()). */
-	if (!id || (sp & (UWPROF_ARCH_SP_ALIGN - 1)))
+	if (!id || !w->sp_ok || (sp & (UWPROF_ARCH_SP_ALIGN - 1)))
 		return nr;
 	/* The first entry is found by its slot: next[h] is not its hint. */
 	e8 = rule_cache_slot(at) * 8;
@@ -956,6 +1002,7 @@ u32 uwprof_unwind_user(const struct uwprof_unwind_req *req,
 			 !(req->at_flags & UWPROF_SNAP_NO_LR),
 		.exact = !(req->at_flags & UWPROF_SNAP_CALLER),
 		.gpr_ok = !(req->at_flags & UWPROF_SNAP_NO_GPR),
+		.sp_ok = !(req->at_flags & UWPROF_SNAP_SP_LOW),
 		.sav_reg = WALK_NO_REG,
 	};
 	/*

@@ -258,9 +258,9 @@ struct uwprof_unwind_req {
 	u64 *ips;				/* out: max_depth entries */
 	u32 max_depth;				/* >= 1 */
 	/*
-	 * UWPROF_SNAP_CALLER, _NO_FP, _NO_LR, _NO_GPR: regs are those of a
-	 * frame an earlier walk stopped at (uwprof_unwind_res.at), and this
-	 * is what was known of them; 0 for the interrupted frame.
+	 * UWPROF_SNAP_CALLER, _NO_FP, _NO_LR, _NO_GPR, _SP_LOW: regs are
+	 * those of a frame an earlier walk stopped at (uwprof_unwind_res.at),
+	 * and this is what was known of them; 0 for the interrupted frame.
 	 */
 	u32 at_flags;
 	struct uwprof_rule_cache *cache;	/* NULL: look every row up */
@@ -307,7 +307,7 @@ struct uwprof_unwind_res {
 	/*
 	 * stop == UWPROF_STOP_NO_MAP: the registers of the frame at
 	 * unknown_pc and what is known of them (UWPROF_SNAP_CALLER, _NO_FP,
-	 * _NO_LR, _NO_GPR), so a walk can resume there later.
+	 * _NO_LR, _NO_GPR, _SP_LOW), so a walk can resume there later.
 	 */
 	struct uwprof_regs at;
 	u32 at_flags;
@@ -316,9 +316,12 @@ struct uwprof_unwind_res {
 	 * resumed from 'at' would leave its frames out (the reader cannot
 	 * finish such a walk). 0 or 1.
 	 */
-	u32 py_left;
-	/* A code object not in req->py_seen was named. 0 or 1. */
-	u32 py_fresh;
+	u16 py_left;
+	/*
+	 * A code object not in req->py_seen was named. 0 or 1. (Two halves
+	 * of a word: the structure has no padding, so copies compare whole.)
+	 */
+	u16 py_fresh;
 };
 
 /*

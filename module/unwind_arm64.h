@@ -28,6 +28,12 @@
  */
 #define UWPROF_ARCH_SP_ALIGN		16
 #define UWPROF_ARCH_FP_ALIGN		8
+/*
+ * A frame record may sit anywhere in its frame (GCC puts it at the
+ * bottom: stp x29, x30, [sp, #-N]!), so after a frame-pointer step the
+ * caller's sp is only known to lie above the record.
+ */
+#define UWPROF_ARCH_FP_GIVES_SP		0
 
 /*
  * Signal frames. The kernel points the handler's sp at struct rt_sigframe

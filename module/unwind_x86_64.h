@@ -28,6 +28,11 @@
  */
 #define UWPROF_ARCH_SP_ALIGN		8
 #define UWPROF_ARCH_FP_ALIGN		8
+/*
+ * push %rbp; mov %rsp, %rbp: the record lies right below the caller's sp,
+ * so a frame-pointer step finds that sp exactly.
+ */
+#define UWPROF_ARCH_FP_GIVES_SP		1
 
 /*
  * Signal frames. The handler returns into the sigreturn trampoline with its

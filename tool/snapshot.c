@@ -143,7 +143,8 @@ struct uwprof_rec_sample *uwprof_snap_finish(const struct uwprof_rec_sample *s,
 	u.regs.fp = v.sn->fp;
 	u.regs.lr = v.sn->lr;
 	u.at_flags = v.sn->flags & (UWPROF_SNAP_CALLER | UWPROF_SNAP_NO_FP |
-				    UWPROF_SNAP_NO_LR | UWPROF_SNAP_NO_GPR);
+				    UWPROF_SNAP_NO_LR | UWPROF_SNAP_NO_GPR |
+				    UWPROF_SNAP_SP_LOW);
 	u.ips = (u64 *)(out->ips + s->nr_kernel + kept);
 	u.max_depth = room;
 	u.env = &env;

@@ -55,7 +55,8 @@
 #define F_SAVES		0x1b20	/* CFA = sp + 32, SAVREG saved at CFA - 16 */
 #define F_SAVESFAR	0x1b40	/* as F_SAVES, slot 0x7000 below the CFA */
 #define F_SAVESOTHER	0x1b60	/* as F_SAVES, another register recorded */
-#define F_END		0x1b80
+#define F_RECLOW	0x1b80	/* CFA = sp + 64, fp and ra paired at its bottom */
+#define F_END		0x1ba0
 
 /*
  * The register ld.so's lazy resolver bases its CFA on (rbx), and its arm64
@@ -68,7 +69,7 @@
 enum { R_END, R_A, R_LEAF, R_FP, R_OUTER, R_UNSUP, R_SIG, R_PLT,
        R_FPFAR, R_FPVAL, R_FPREG, R_DEREF, R_DEREFFP, R_REGCFA, R_AREGS, R_RAREG,
        R_BIG32, R_BIG64, R_BIGFP, R_BIGDEREF, R_RESOLV, R_SAVES, R_SAVESFAR,
-       R_SAVESOTHER, R_NR };
+       R_SAVESOTHER, R_RECLOW, R_NR };
 
 /* Frame sizes past what 16-bit offsets (and a 16-bit span) can hold. */
 #define BIG32_CFA	0x8010
@@ -251,6 +252,15 @@ static void make_rules(void)
 		r->ra_off = -8;
 		r->fp_type = UWPROF_REG_SAME;
 	}
+
+	/* GCC's arm64 prologue: stp x29, x30, [sp, #-64]!; mov x29, sp. */
+	r = &rules[R_RECLOW];
+	r->cfa_type = UWPROF_CFA_SP;
+	r->cfa_off = 64;
+	r->fp_type = UWPROF_REG_AT_CFA;
+	r->fp_off = -64;
+	r->ra_type = UWPROF_REG_AT_CFA;
+	r->ra_off = -56;
 }
 
 static const struct tb_row rows[] = {
@@ -262,7 +272,7 @@ static const struct tb_row rows[] = {
 	{ F_BIG32, R_BIG32 }, { F_BIG64, R_BIG64 }, { F_BIGFP, R_BIGFP },
 	{ F_BIGDEREF, R_BIGDEREF }, { F_RESOLV, R_RESOLV }, { F_SAVES, R_SAVES },
 	{ F_SAVESFAR, R_SAVESFAR }, { F_SAVESOTHER, R_SAVESOTHER },
-	{ F_END, R_END },
+	{ F_RECLOW, R_RECLOW }, { F_END, R_END },
 };
 
 /* One test case's world: the stack snapshot, code bytes, maps, env. */
@@ -1296,6 +1306,47 @@ static void put_sigframe(struct world *w, u64 frame_sp, u64 pc, u64 sp, u64 fp, 
 
 enum { BY_ROW, BY_CODE, AT_MAP_START };
 
+/*
+ * arm64: a frame-pointer step does not give the caller's sp, as GCC puts
+ * a frame's record at its bottom. A table-less frame [S, S + 64) with its
+ * record at S, called from RECLOW, whose 64-byte frame [S + 64, S + 128)
+ * has its record at its bottom too: RECLOW's CFA is its fp (S + 64) + 64,
+ * not fp + 16 + 64 from the bound, where the walk would read a return
+ * address out of the table-less frame's locals. A caller whose row keeps
+ * no frame record cannot be placed: FP_END.
+ */
+static void test_fp_sp_bound(struct tap *t, struct world *w)
+{
+	u64 want[4];
+
+	if (!ARM64)
+		return;
+	world_init(w);
+	w->regs.pc = JIT + 0x10;
+	w->regs.sp = S;
+	w->regs.fp = S;
+	put(w, S, S + 64);
+	put(w, S + 8, TEXT + F_RECLOW + 0x10);
+	/* The JIT frame's locals: what a walk from the bound would take. */
+	put(w, S + 16, S + 256);
+	put(w, S + 24, TEXT + F_A + 0x20);
+	put(w, S + 64, 0);
+	put(w, S + 72, TEXT + F_OUTER + 8);
+	run(w, 0, 64);
+	want[0] = JIT + 0x10;
+	want[1] = TEXT + F_RECLOW + 0x10;
+	want[2] = TEXT + F_OUTER + 8;
+	expect(t, w, want, 3, UWPROF_STOP_OK,
+	       "arm64: after a frame-pointer step, an sp-based caller placed by its frame record");
+
+	/* The same caller keeping fp apart from ra: no record to place it. */
+	put(w, S + 8, TEXT + F_FPFAR + 0x10);
+	run(w, 0, 64);
+	want[1] = TEXT + F_FPFAR + 0x10;
+	expect(t, w, want, 2, UWPROF_STOP_FP_END,
+	       "arm64: after a frame-pointer step, an sp-based caller without a record: FP_END");
+}
+
 static void test_signal(struct tap *t, struct world *w, int how_found)
 {
 	bool by_code = how_found != BY_ROW;
@@ -1618,10 +1669,13 @@ static void test_arch(struct tap *t, struct world *w)
 
 		expect(t, w, chain, 4, UWPROF_STOP_OK,
 		       "arm64 table-less leaf called from another object returns through lr");
-		/* The same function after pushing its record {fp, lr}. */
+		/*
+		 * The same function after pushing its record {fp, lr}; A's fp
+		 * is its own record's address, S.
+		 */
 		w->regs.sp = S - 16;
 		w->regs.fp = S - 16;
-		put(w, S - 16, S + 32);
+		put(w, S - 16, S);
 		put(w, S - 8, TEXT + F_A + 0x20);
 		run(w, 0, 64);
 		expect(t, w, chain, 4, UWPROF_STOP_OK,
@@ -1708,6 +1762,7 @@ int main(void)
 	test_fp_rules(&t, w);
 	test_big_frames(&t, w);
 	test_fp(&t, w);
+	test_fp_sp_bound(&t, w);
 	test_signal(&t, w, BY_ROW);
 	test_signal(&t, w, BY_CODE);
 	test_signal(&t, w, AT_MAP_START);

@@ -598,7 +598,12 @@ struct uwprof_start {
 /* Why a user stack ended; uwprof_sample.flags low byte and stats index. */
 enum uwprof_stop {
 	UWPROF_STOP_OK = 0,		/* outermost frame reached (ra undefined) */
-	UWPROF_STOP_FP_END,		/* frame-pointer chain ended at zero */
+	/*
+	 * The frame-pointer chain ended at zero, or (arm64) at a frame it
+	 * cannot place: one whose row needs the sp a frame-pointer step does
+	 * not give (UWPROF_SNAP_SP_LOW) and keeps no frame record.
+	 */
+	UWPROF_STOP_FP_END,
 	UWPROF_STOP_DEPTH,		/* max_depth frames kept, more follow */
 	UWPROF_STOP_NO_MAP,		/* pc in no known mapping */
 	UWPROF_STOP_NO_ROW,		/* mapped, but no row and no fp fallback */
@@ -887,6 +892,13 @@ struct uwprof_rec_sample {
  * UWPROF_SNAP_CUT if it reached that length; stack_size may be 0.
  */
 #define UWPROF_SNAP_TIME	(1U << 5)
+/*
+ * sp is a lower bound, the frame's own lies above it: the walk reached
+ * this frame by a frame-pointer step on arm64, whose record need not sit
+ * at the top of its frame. A resumed walk then needs a frame record to
+ * place an sp-based frame (see the module's design notes).
+ */
+#define UWPROF_SNAP_SP_LOW	(1U << 6)
 
 /*
  * Follows ips[] of a sample with UWPROF_SAMPLE_SNAPSHOT; pc is the last
