@@ -321,6 +321,39 @@ static int elf_scan_phdrs(struct uwprof_elf *e, char *err, size_t errlen)
 	return 0;
 }
 
+int uwprof_elf_each_sym(const struct uwprof_elf *e,
+			int (*fn)(void *arg, const GElf_Sym *sym,
+				  const char *name),
+			void *arg)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	Elf_Data *d;
+	size_t i, n;
+	int ret;
+
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    sym.st_shndx == SHN_UNDEF)
+				continue;
+			ret = fn(arg, &sym,
+				 elf_strptr(e->elf, sh.sh_link, sym.st_name));
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
 int uwprof_elf_in_exec(const struct uwprof_elf *e, uint64_t lo, uint64_t hi)
 {
 	int i;

@@ -134,6 +134,16 @@ void uwprof_elf_cfi_hash(const struct uwprof_elf *e, uint8_t out[16]);
 int uwprof_elf_in_exec(const struct uwprof_elf *e, uint64_t lo, uint64_t hi);
 
 /*
+ * Calls fn for every defined symbol of .symtab and .dynsym (name NULL when
+ * its string cannot be read) until fn returns non-zero, and returns that;
+ * 0 after the last.
+ */
+int uwprof_elf_each_sym(const struct uwprof_elf *e,
+			int (*fn)(void *arg, const GElf_Sym *sym,
+				  const char *name),
+			void *arg);
+
+/*
  * Bytes of the file at virtual address 'addr' (through PT_LOAD): 'want' of
  * them, or with 'want' 0 the rest of the segment; *avail says how many
  * there are. Read once and kept until uwprof_elf_close(). Returns 0 or

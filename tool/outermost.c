@@ -234,38 +234,28 @@ static const char *const entry_block_names[] = {
 	"_start", "_dl_start_user",
 };
 
+struct entry_block_range {
+	uint64_t lo, hi;
+};
+
+static int entry_block_foreign_one(void *arg, const GElf_Sym *sym,
+				   const char *name)
+{
+	const struct entry_block_range *r = arg;
+
+	if (sym->st_value <= r->lo || sym->st_value >= r->hi ||
+	    GELF_ST_TYPE(sym->st_info) == STT_SECTION ||
+	    GELF_ST_TYPE(sym->st_info) == STT_FILE)
+		return 0;
+	return !name || !name_in(name, entry_block_names, 2);
+}
+
 static int entry_block_foreign_sym(const struct uwprof_elf *e, uint64_t lo,
 				   uint64_t hi)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	GElf_Sym sym;
-	Elf_Data *d;
-	size_t i, n;
+	struct entry_block_range r = { lo, hi };
 
-	while ((scn = elf_nextscn(e->elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			const char *name;
-
-			if (!gelf_getsym(d, (int)i, &sym) ||
-			    sym.st_shndx == SHN_UNDEF || sym.st_value <= lo ||
-			    sym.st_value >= hi ||
-			    GELF_ST_TYPE(sym.st_info) == STT_SECTION ||
-			    GELF_ST_TYPE(sym.st_info) == STT_FILE)
-				continue;
-			name = elf_strptr(e->elf, sh.sh_link, sym.st_name);
-			if (!name || !name_in(name, entry_block_names, 2))
-				return 1;
-		}
-	}
-	return 0;
+	return uwprof_elf_each_sym(e, entry_block_foreign_one, &r);
 }
 
 /*

@@ -226,45 +226,44 @@ static size_t x86_nop_len(const uint8_t *p, size_t n)
  * symbols that start below 'a'. Returns -1 when one of them reaches past
  * it.
  */
+struct code_end {
+	uint64_t a, end;
+};
+
+static int code_end_sym(void *arg, const GElf_Sym *sym, const char *name)
+{
+	struct code_end *ce = arg;
+	uint64_t hi;
+
+	(void)name;
+	if (!sym->st_size || sym->st_value >= ce->a)
+		return 0;
+	hi = sym->st_value + sym->st_size;
+	if (hi > ce->a)
+		return -1;
+	if (hi > ce->end)
+		ce->end = hi;
+	return 0;
+}
+
 static int code_end_before(const struct uwprof_elf *e,
 			   const struct uwprof_cfi *c, uint64_t a,
 			   uint64_t *end)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	GElf_Sym sym;
-	Elf_Data *d;
-	uint64_t hi;
-	size_t i, n;
+	struct code_end ce = { a, 0 };
+	size_t i;
 
-	*end = 0;
 	for (i = 0; i < c->nr_fdes; i++) {
 		if (c->fdes[i].lo >= a)
 			continue;
 		if (c->fdes[i].hi > a)
 			return -1;
-		if (c->fdes[i].hi > *end)
-			*end = c->fdes[i].hi;
+		if (c->fdes[i].hi > ce.end)
+			ce.end = c->fdes[i].hi;
 	}
-	while ((scn = elf_nextscn(e->elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			if (!gelf_getsym(d, (int)i, &sym) || !sym.st_size ||
-			    sym.st_shndx == SHN_UNDEF || sym.st_value >= a)
-				continue;
-			hi = sym.st_value + sym.st_size;
-			if (hi > a)
-				return -1;
-			if (hi > *end)
-				*end = hi;
-		}
-	}
+	if (uwprof_elf_each_sym(e, code_end_sym, &ce))
+		return -1;
+	*end = ce.end;
 	return 0;
 }
 
@@ -298,44 +297,36 @@ static uint64_t start_ctx_pad(const struct uwprof_elf *e,
 	return p ? a - 1 : 0;
 }
 
+/* makecontext's symbols: each names the code whose operands are read. */
+struct start_ctx_scan {
+	const struct uwprof_elf *e;
+	const struct uwprof_cfi *c;
+	struct start_ctx sc;
+};
+
+static int start_ctx_sym(void *arg, const GElf_Sym *sym, const char *name)
+{
+	struct start_ctx_scan *k = arg;
+
+	if (GELF_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_size && name &&
+	    (!strcmp(name, "makecontext") || !strcmp(name, "__makecontext")))
+		start_ctx_operands(k->e, k->c, &k->sc, sym->st_value,
+				   sym->st_value + sym->st_size);
+	return 0;
+}
+
 int uwprof_startctx_find(const struct uwprof_elf *e,
 			 const struct uwprof_cfi *c, uint64_t *pad,
 			 uint64_t *start)
 {
-	struct start_ctx sc = { .nr = 0 };
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	GElf_Sym sym;
-	Elf_Data *d;
-	size_t i, n;
+	struct start_ctx_scan k = { .e = e, .c = c, .sc = { .nr = 0 } };
 
 	if (e->arch != UWPROF_ARCH_X86_64 && e->arch != UWPROF_ARCH_ARM64)
 		return 0;
-	while ((scn = elf_nextscn(e->elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			const char *name;
-
-			if (!gelf_getsym(d, (int)i, &sym) ||
-			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_size)
-				continue;
-			name = elf_strptr(e->elf, sh.sh_link, sym.st_name);
-			if (name && (!strcmp(name, "makecontext") ||
-				     !strcmp(name, "__makecontext")))
-				start_ctx_operands(e, c, &sc, sym.st_value,
-						   sym.st_value + sym.st_size);
-		}
-	}
-	if (sc.nr != 1 || sc.many)
+	uwprof_elf_each_sym(e, start_ctx_sym, &k);
+	if (k.sc.nr != 1 || k.sc.many)
 		return 0;
-	*start = sc.addr[0];
+	*start = k.sc.addr[0];
 	*pad = start_ctx_pad(e, c, *start);
 	return *pad != 0;
 }
@@ -397,50 +388,43 @@ int uwprof_startctx_swap_code(const struct uwprof_elf *e, uint64_t lo,
 	return 1;
 }
 
+struct swap_ctx_scan {
+	const struct uwprof_elf *e;
+	const struct uwprof_cfi *c;
+	struct uwprof_swapctx *s;
+	int found;
+};
+
+/* 1 (stop: none) when two functions claim the name; aliases name one. */
+static int swap_ctx_sym(void *arg, const GElf_Sym *sym, const char *name)
+{
+	struct swap_ctx_scan *k = arg;
+	const struct uwprof_cfi_fde *f;
+	struct uwprof_swapctx t;
+
+	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC || !sym->st_size || !name ||
+	    (strcmp(name, "swapcontext") && strcmp(name, "__swapcontext")))
+		return 0;
+	f = fde_starting(k->c, sym->st_value);
+	if (!f || f->hi < sym->st_value + sym->st_size ||
+	    !uwprof_startctx_swap_code(k->e, sym->st_value, f->hi, &t))
+		return 0;
+	if (k->found && (t.lo != k->s->lo || t.lost != k->s->lost))
+		return 1;
+	*k->s = t;
+	k->found = 1;
+	return 0;
+}
+
 int uwprof_startctx_swap_find(const struct uwprof_elf *e,
 			      const struct uwprof_cfi *c,
 			      struct uwprof_swapctx *s)
 {
-	const struct uwprof_cfi_fde *f;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	GElf_Sym sym;
-	Elf_Data *d;
-	size_t i, n;
-	int found = 0;
+	struct swap_ctx_scan k = { .e = e, .c = c, .s = s, .found = 0 };
 
 	if (e->arch != UWPROF_ARCH_ARM64)
 		return 0;
-	while ((scn = elf_nextscn(e->elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			const char *name;
-			struct uwprof_swapctx t;
-
-			if (!gelf_getsym(d, (int)i, &sym) ||
-			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_size)
-				continue;
-			name = elf_strptr(e->elf, sh.sh_link, sym.st_name);
-			if (!name || (strcmp(name, "swapcontext") &&
-				      strcmp(name, "__swapcontext")))
-				continue;
-			f = fde_starting(c, sym.st_value);
-			if (!f || f->hi < sym.st_value + sym.st_size ||
-			    !uwprof_startctx_swap_code(e, sym.st_value, f->hi, &t))
-				continue;
-			/* Aliases name one function; two functions: none. */
-			if (found && (t.lo != s->lo || t.lost != s->lost))
-				return 0;
-			*s = t;
-			found = 1;
-		}
-	}
-	return found;
+	if (uwprof_elf_each_sym(e, swap_ctx_sym, &k))
+		return 0;
+	return k.found;
 }

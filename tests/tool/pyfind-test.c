@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "python.h"
+#include "pyspawn.h"
 #include "tap.h"
 
 #define PYTHON		"/usr/bin/python3.11"
@@ -208,28 +209,6 @@ static int big_dynsym(const char *path, uint64_t size)
 	return ret;
 }
 
-static pid_t start(const char *exe, FILE **out)
-{
-	int pfd[2];
-	pid_t pid;
-
-	if (pipe(pfd))
-		return -1;
-	pid = fork();
-	if (!pid) {
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		close(pfd[1]);
-		execl(exe, exe, "-I", "-S", "-c",
-		      "import time; print('ready', flush=True); time.sleep(120)",
-		      (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	*out = fdopen(pfd[0], "r");
-	return pid;
-}
-
 /* Files that are named as an interpreter but are not one to read. */
 static void bad_files(struct want *w)
 {
@@ -353,7 +332,7 @@ int main(int argc, char **argv)
 	bad_files(&w);
 	snprintf(exe, sizeof(exe), "%s/python3.11", dir);
 	unlink(exe);
-	pid = run("cp %s '%s'", PYTHON, exe) ? -1 : start(exe, &out);
+	pid = run("cp %s '%s'", PYTHON, exe) ? -1 : pyspawn_sleeper(exe, 120, &out);
 	ok(pid > 0 && out && fgets(line, sizeof(line), out) &&
 	   !strcmp(line, "ready\n"), "a copy of %s runs from %s", PYTHON, dir);
 	if (pid > 0)

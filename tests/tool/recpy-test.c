@@ -36,6 +36,7 @@
 
 #include "pycode.h"
 #include "recorder.h"
+#include "pyspawn.h"
 #include "tap.h"
 
 #define PYTHON		"/usr/bin/python3.11"
@@ -341,28 +342,6 @@ static void quiet_check(struct recorder *r, struct uwprof_py_cache *c,
 	free(b.py);
 }
 
-static pid_t run_old(const char *copy, FILE **out)
-{
-	int pfd[2];
-	pid_t pid;
-
-	if (pipe(pfd))
-		return -1;
-	pid = fork();
-	if (!pid) {
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		close(pfd[1]);
-		execl(copy, copy, "-I", "-S", "-c",
-		      "import time; print('ready', flush=True); time.sleep(60)",
-		      (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	*out = fdopen(pfd[0], "r");
-	return pid;
-}
-
 int main(int argc, char **argv)
 {
 	static struct recorder r;
@@ -407,7 +386,7 @@ int main(int argc, char **argv)
 	find(&r, &cache, &p, pid);
 	ok(nr_interps == 1, "read again: no second record");
 	snprintf(copy, sizeof(copy), "%s/python3.10", argv[2]);
-	old = copy_with_version(copy, 0x030a0cf0) ? -1 : run_old(copy, &g);
+	old = copy_with_version(copy, 0x030a0cf0) ? -1 : pyspawn_sleeper(copy, 60, &g);
 	ok(old > 0 && g && fgets(line, sizeof(line), g) &&
 	   !strcmp(line, "ready\n"), "a copy of it saying 3.10 runs");
 	find(&r, &cache, &q, old);
