@@ -7,9 +7,10 @@
  * are swapped or replaced:
  *  - the interpreter's path swapped for a FIFO while it runs: read
  *    through /proc/PID/map_files it is still the mapped file, walked;
- *  - by path (its mapping gone, or map_files refused): a FIFO, a symlink
- *    to /dev/zero, a symlink to a root-only interpreter, another regular
- *    file are each refused with a reason naming what it is;
+ *  - by path (the file it names mapped no more, or map_files refused):
+ *    a FIFO, a symlink to /dev/zero, a symlink to a root-only
+ *    interpreter, another regular file are each refused with a reason
+ *    naming what it is;
  *  - files named as an interpreter that are garbage, a truncated copy, a
  *    copy whose .dynsym declares 512 MiB (in a sparse file that long):
  *    refused with a reason, at once, the reader's peak RSS small;
@@ -274,8 +275,15 @@ static void swaps(struct want *w, pid_t pid, char *exe)
 	   "its path swapped for a FIFO");
 	check(w, "through map_files: still the mapped file, walked, no hang");
 
+	/*
+	 * A mapping whose range is gone is opened through the process's
+	 * current mapping of the same file (procmaps.c): to reach the path,
+	 * the entry names a file the process maps no more, an unmapped copy.
+	 */
+	snprintf(secret, sizeof(secret), "%s.unmapped", exe);
+	run("cp %s '%s'", PYTHON, secret);
 	keep = *py;
-	entry_by_path(py, py->path, moved);
+	entry_by_path(py, py->path, secret);
 	w->found = 0;
 	w->why = "not a regular file";
 	check(w, "by path: the FIFO refused at once, and said");
