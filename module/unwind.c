@@ -594,15 +594,22 @@ static u32 cfa_deref(struct walk *w, const struct uwprof_rule *r, u64 *cfa)
 
 /*
  * The CFA of an sp-based row when sp is only a bound (after an arm64
- * frame-pointer step): a frame that keeps its caller's fp and return
+ * frame-pointer step). A frame that keeps its caller's fp and return
  * address as a pair at CFA + fp_off, a frame record, points fp at it
- * once its prologue is done, and a caller is past its prologue; so the
- * CFA is fp - fp_off. Any other row cannot be placed: the frame-pointer
- * walk ends there.
+ * once its prologue is done, and a caller is past its prologue: its CFA
+ * is fp - fp_off, exactly. A frame that leaves fp alone (built without
+ * frame pointers) can only be placed from the bound, as the step left
+ * it, which is right for the records at the top of their frame that
+ * frame-pointer code without tables mostly has; a frame that saves fp
+ * apart from the return address has used fp for something else, and ends
+ * the frame-pointer walk. 1 when sp + cfa_off is to be used, 0 with *cfa,
+ * or a stop reason + 1 (STEP_STOP, never 1 here: OK ends earlier).
  */
 static u32 cfa_from_record(const struct walk *w, const struct uwprof_rule *r,
 			   u64 *cfa)
 {
+	if (r->cfa_type == UWPROF_CFA_SP && r->fp_type == UWPROF_REG_SAME)
+		return 1;
 	if (r->cfa_type != UWPROF_CFA_SP || r->fp_type != UWPROF_REG_AT_CFA ||
 	    r->ra_type != UWPROF_REG_AT_CFA || r->ra_off != r->fp_off + 8 ||
 	    r->fp_off >= 0 || !w->fp_ok)
@@ -628,9 +635,10 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 		if (r->ra_type == UWPROF_REG_UNDEF)
 			return STEP_STOP(UWPROF_STOP_OK);
 		ret = cfa_from_record(w, r, &cfa);
-		if (ret)
+		if (!ret)
+			goto have_cfa;
+		if (ret != 1)
 			return ret;
-		goto have_cfa;
 	}
 	switch (r->cfa_type) {
 	case UWPROF_CFA_SP:
