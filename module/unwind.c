@@ -593,23 +593,16 @@ static u32 cfa_deref(struct walk *w, const struct uwprof_rule *r, u64 *cfa)
 }
 
 /*
- * The CFA of an sp-based row when sp is only a bound (after an arm64
- * frame-pointer step). A frame that keeps its caller's fp and return
- * address as a pair at CFA + fp_off, a frame record, points fp at it
- * once its prologue is done, and a caller is past its prologue: its CFA
- * is fp - fp_off, exactly. A frame that leaves fp alone (built without
- * frame pointers) can only be placed from the bound, as the step left
- * it, which is right for the records at the top of their frame that
- * frame-pointer code without tables mostly has; a frame that saves fp
- * apart from the return address has used fp for something else, and ends
- * the frame-pointer walk. 1 when sp + cfa_off is to be used, 0 with *cfa,
- * or a stop reason + 1 (STEP_STOP, never 1 here: OK ends earlier).
+ * The CFA of an sp-based row that saves fp, when sp is only a bound
+ * (after an arm64 frame-pointer step). A frame that keeps its caller's fp
+ * and return address as a pair at CFA + fp_off, a frame record, points fp
+ * at it once its prologue is done, and a caller is past its prologue: its
+ * CFA is fp - fp_off, exactly. One that saves fp apart from the return
+ * address has used fp for something else: the frame-pointer walk ends.
  */
 static u32 cfa_from_record(const struct walk *w, const struct uwprof_rule *r,
 			   u64 *cfa)
 {
-	if (r->cfa_type == UWPROF_CFA_SP && r->fp_type == UWPROF_REG_SAME)
-		return 1;
 	if (r->cfa_type != UWPROF_CFA_SP || r->fp_type != UWPROF_REG_AT_CFA ||
 	    r->ra_type != UWPROF_REG_AT_CFA || r->ra_off != r->fp_off + 8 ||
 	    r->fp_off >= 0 || !w->fp_ok)
@@ -629,16 +622,19 @@ static u32 step_row(struct walk *w, const struct uwprof_rule *r)
 	if (r->flags & UWPROF_RULE_SIGNAL)
 		return step_signal(w, false);
 
-	if (unlikely(!w->sp_ok) && r->cfa_type != UWPROF_CFA_FP &&
+	/*
+	 * sp only a bound: a frame that leaves fp alone (built without frame
+	 * pointers) is placed from it, right for the records at the top of
+	 * their frame that frame-pointer code without tables mostly has; one
+	 * that saves fp, by its record. The outermost needs no CFA.
+	 */
+	if (unlikely(!w->sp_ok) && r->fp_type != UWPROF_REG_SAME &&
+	    r->ra_type != UWPROF_REG_UNDEF && r->cfa_type != UWPROF_CFA_FP &&
 	    r->cfa_type != UWPROF_CFA_DEREF_FP && r->cfa_type != UWPROF_CFA_REG) {
-		/* The outermost frame needs no CFA. */
-		if (r->ra_type == UWPROF_REG_UNDEF)
-			return STEP_STOP(UWPROF_STOP_OK);
 		ret = cfa_from_record(w, r, &cfa);
-		if (!ret)
-			goto have_cfa;
-		if (ret != 1)
+		if (ret)
 			return ret;
+		goto have_cfa;
 	}
 	switch (r->cfa_type) {
 	case UWPROF_CFA_SP:

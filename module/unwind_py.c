@@ -21,7 +21,7 @@
 #define PY_TP_REACH		65536
 /* How many frames between two looks at the clock: each is 6 reads. */
 #define PY_CHECK_FRAMES		32
-/* Multiplicative hashing of code addresses into the seen filter. */
+/* hash_64()'s golden ratio, for the seen filter: the host build has no hash.h. */
 #define PY_HASH_MUL		0x61c8864680b583ebULL
 /* No code object is at an odd address: last_code before the first read. */
 #define PY_NO_CODE		1
